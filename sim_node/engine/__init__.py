@@ -1,0 +1,1 @@
+"""The Cython physics engine. Nothing below this package imports rclpy."""

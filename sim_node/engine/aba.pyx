@@ -1,0 +1,202 @@
+"""Articulated body algorithm (Featherstone RBDA §7.3, in world coordinates).
+
+Solves the forward dynamics  B(q) qdd = tau - C(q, qd) - G(q)  in O(n):
+    pass 1  v_i = v_p + S_i qd_i,  c_i = v_i x (S_i qd_i),  IA_i = I_i,  pA_i = v_i x* I_i v_i
+    pass 2  U_i = IA_i S_i,  D_i = S_i^T U_i,  u_i = tau_i - S_i^T pA_i
+            IA_p += IA_i - U_i D_i^-1 U_i^T,  pA_p += pA_i + Ia_i c_i + U_i D_i^-1 u_i
+    pass 3  a_i = a_p + c_i (a_world = [-g; 0]),  qdd_i = D_i^-1 (u_i - U_i^T a_i),
+            a_i += S_i qdd_i
+In world coordinates articulated inertias of children add to their parent without transforms.
+Mimic joints couple DOFs across branches, which the recursion cannot express: such models are
+solved by CRBA + RNEA + the sparse LTDL solve instead (O(n^2)).
+"""
+cimport numpy as cnp
+from libc.math cimport sqrt
+
+from sim_node.engine.arguments cimport as_vector, data_ptr
+from sim_node.engine.crba cimport crba
+from sim_node.engine.kinematics cimport body_placement, body_columns, body_velocity
+from sim_node.engine.ltdl cimport ltdl_factor, ltdl_solve
+from sim_node.engine.model cimport Model, Data, ModelC, DataC
+from sim_node.engine.rnea cimport rnea
+from sim_node.engine.spatial cimport (dot6, motion_cross, force_cross, inertia_world,
+                                      inertia_apply, inertia_to_mat, mat6_vec)
+
+cnp.import_array()
+
+
+cdef int spd6_inverse(const double* A, double* out) noexcept nogil:
+    # out = A^-1 for a symmetric positive definite 6x6 A (Cholesky); returns 0 if not SPD
+    cdef double Lc[36]
+    cdef double Li[36]
+    cdef double s
+    cdef int i, j, k
+    for i in range(36):
+        Lc[i] = 0.0
+        Li[i] = 0.0
+    for j in range(6):
+        s = A[6 * j + j]
+        for k in range(j):
+            s -= Lc[6 * j + k] * Lc[6 * j + k]
+        if not s > 0.0:
+            return 0
+        Lc[6 * j + j] = sqrt(s)
+        for i in range(j + 1, 6):
+            s = A[6 * i + j]
+            for k in range(j):
+                s -= Lc[6 * i + k] * Lc[6 * j + k]
+            Lc[6 * i + j] = s / Lc[6 * j + j]
+    # Li = Lc^-1 (lower triangular), then A^-1 = Li^T Li
+    for j in range(6):
+        Li[6 * j + j] = 1.0 / Lc[6 * j + j]
+        for i in range(j + 1, 6):
+            s = 0.0
+            for k in range(j, i):
+                s -= Lc[6 * i + k] * Li[6 * k + j]
+            Li[6 * i + j] = s / Lc[6 * i + i]
+    for i in range(6):
+        for j in range(i, 6):
+            s = 0.0
+            for k in range(j, 6):
+                s += Li[6 * k + i] * Li[6 * k + j]
+            out[6 * i + j] = s
+            out[6 * j + i] = s
+    return 1
+
+
+cdef int _aba_mimic(const ModelC* m, DataC* d, const double* q, const double* qd,
+                    const double* tau, const double* gravity, double* ddq) noexcept nogil:
+    # (q, qd, tau, g) => (qdd) by B qdd = tau - (C + G) with the sparse LTDL solve
+    cdef int k
+    for k in range(m.nv):
+        d.tmp[k] = 0.0
+    rnea(m, d, q, qd, d.tmp, gravity, ddq)
+    for k in range(m.nv):
+        ddq[k] = tau[k] - ddq[k]
+    crba(m, d, q, d.M)
+    if not ltdl_factor(m, d.M, d.L):
+        return 0
+    ltdl_solve(m, d.L, ddq)
+    return 1
+
+
+cdef int aba(const ModelC* m, DataC* d, const double* q, const double* qd, const double* tau,
+             const double* gravity, double* ddq) noexcept nogil:
+    # (q, qd, tau, g) => (qdd); returns 0 if a joint-space articulated inertia is singular
+    cdef int i, j, k, r, col, par, nc
+    cdef double vJ[6]
+    cdef double Iv[6]
+    cdef double Ia[36]
+    cdef double t6[6]
+    cdef double D[36]
+    cdef double rhs[6]
+    cdef double x[6]
+    cdef double Dv, uv
+    cdef double* v
+    cdef double* IA
+    cdef double* pA
+    cdef double* U
+    cdef const double* S
+    if m.has_mimic:
+        return _aba_mimic(m, d, q, qd, tau, gravity, ddq)
+    # pass 1: kinematics, velocities, bias forces
+    for i in range(m.nbody):
+        body_placement(m, d, i, q)
+        body_columns(m, d, i)
+        body_velocity(m, d, i, qd, vJ)
+        v = &d.v[6 * i]
+        motion_cross(v, vJ, &d.c[6 * i])
+        inertia_world(m.mass[i], &m.com[3 * i], &m.inertia[9 * i], &d.R[9 * i], &d.p[3 * i],
+                      &d.Iw[10 * i])
+        inertia_to_mat(&d.Iw[10 * i], &d.IA[36 * i])
+        inertia_apply(&d.Iw[10 * i], v, Iv)
+        force_cross(v, Iv, &d.pA[6 * i])
+    # pass 2: articulated inertias and bias forces, leaves to root
+    for i in range(m.nbody - 1, -1, -1):
+        IA = &d.IA[36 * i]
+        pA = &d.pA[6 * i]
+        par = m.parent[i]
+        nc = m.ncolb[i]
+        if nc == 1:
+            col = m.icol[i]
+            S = &d.S[6 * col]
+            U = &d.U[6 * col]
+            mat6_vec(IA, S, U)
+            Dv = dot6(S, U)
+            if not Dv > 0.0:
+                return 0
+            d.Dinv[36 * i] = 1.0 / Dv
+            uv = tau[m.col_dof[col]] - dot6(S, pA)
+            d.u[col] = uv
+            if par >= 0:
+                for r in range(6):
+                    for k in range(6):
+                        Ia[6 * r + k] = IA[6 * r + k] - U[r] * U[k] / Dv
+                mat6_vec(Ia, &d.c[6 * i], t6)
+                for k in range(6):
+                    d.pA[6 * par + k] += pA[k] + t6[k] + U[k] * uv / Dv
+                for k in range(36):
+                    d.IA[36 * par + k] += Ia[k]
+        else:
+            # free joint (always a root): D = S^T IA S, 6x6
+            for j in range(6):
+                col = m.icol[i] + j
+                mat6_vec(IA, &d.S[6 * col], &d.U[6 * col])
+                d.u[col] = tau[m.col_dof[col]] - dot6(&d.S[6 * col], pA)
+            for j in range(6):
+                for r in range(6):
+                    D[6 * j + r] = dot6(&d.S[6 * (m.icol[i] + j)], &d.U[6 * (m.icol[i] + r)])
+            if not spd6_inverse(D, &d.Dinv[36 * i]):
+                return 0
+    # pass 3: accelerations, root to leaves
+    for i in range(m.nbody):
+        par = m.parent[i]
+        v = &d.a[6 * i]   # spatial acceleration of body i
+        if par >= 0:
+            for k in range(6):
+                v[k] = d.a[6 * par + k] + d.c[6 * i + k]
+        else:
+            v[0] = -gravity[0] + d.c[6 * i]
+            v[1] = -gravity[1] + d.c[6 * i + 1]
+            v[2] = -gravity[2] + d.c[6 * i + 2]
+            v[3] = d.c[6 * i + 3]
+            v[4] = d.c[6 * i + 4]
+            v[5] = d.c[6 * i + 5]
+        nc = m.ncolb[i]
+        if nc == 1:
+            col = m.icol[i]
+            x[0] = d.Dinv[36 * i] * (d.u[col] - dot6(&d.U[6 * col], v))
+            ddq[m.col_dof[col]] = x[0]
+            for k in range(6):
+                v[k] += d.S[6 * col + k] * x[0]
+        else:
+            for j in range(6):
+                col = m.icol[i] + j
+                rhs[j] = d.u[col] - dot6(&d.U[6 * col], v)
+            mat6_vec(&d.Dinv[36 * i], rhs, x)
+            for j in range(6):
+                col = m.icol[i] + j
+                ddq[m.col_dof[col]] = x[j]
+                for k in range(6):
+                    v[k] += d.S[6 * col + k] * x[j]
+    return 1
+
+
+cdef double _zero_gravity[3]
+_zero_gravity[:] = [0.0, 0.0, 0.0]
+
+
+def forward_dynamics(Model model not None, Data data not None, q, qd, tau, gravity=None):
+    """qdd = B(q)^-1 (tau - C(q, qd) - G(q)) for the gravity vector `gravity` [m/s^2]
+    (None: zero gravity). Returns data.ddq (nv,), overwritten by the next call."""
+    cdef cnp.ndarray qa = as_vector(q, model.nq, "q")
+    cdef cnp.ndarray va = as_vector(qd, model.nv, "qd")
+    cdef cnp.ndarray ta = as_vector(tau, model.nv, "tau")
+    cdef cnp.ndarray ga
+    cdef const double* g = _zero_gravity
+    if gravity is not None:
+        ga = as_vector(gravity, 3, "gravity")
+        g = data_ptr(ga)
+    if not aba(&model.c, &data.c, data_ptr(qa), data_ptr(va), data_ptr(ta), g, data.c.ddq):
+        raise ValueError("forward dynamics is singular: a moving subtree has no mass or inertia")
+    return data.arrays["ddq"]
