@@ -1,0 +1,26 @@
+"""Errors raised while loading robots, objects, terrains and world files."""
+from __future__ import annotations
+
+
+class ModelLoadError(ValueError):
+    """A model file is malformed. The message names the file, the element and the problem.
+
+    Attributes: ``source`` (file path or '<string>'), ``element`` (e.g. "joint 'elbow' <limit>"),
+    ``problem`` and ``line`` (1-based, or None when unknown).
+    """
+
+    def __init__(self, source: str, element: str, problem: str, line: int | None = None):
+        self.source = source
+        self.element = element
+        self.problem = problem
+        self.line = line
+        where = f"{source}:{line}" if line else source
+        super().__init__(f"{where}: {element}: {problem}")
+
+
+class URDFError(ModelLoadError):
+    """A URDF file or string is malformed or unsupported."""
+
+
+class WorldFileError(ModelLoadError):
+    """A world file (YAML) is malformed."""

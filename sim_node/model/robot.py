@@ -1,0 +1,298 @@
+"""RobotModel, RobotModelLink and Mass: the Klamp't-style robot API over the engine.
+
+Dynamics methods act at the robot's current configuration and velocity (``setConfig``,
+``setVelocity``), as in the seed documents, and return fresh numpy arrays:
+    B(q) qdd + C(q, qd) + G(q) = tau            (gravity is not part of C or torquesFromAccel)
+q/v layout: fixed base q = v = joint values in ``getJointNames()`` order; floating base
+q = [base position (3), base quaternion xyzw (4), joints], v = [base linear velocity, base
+angular velocity (both in base axes), joints].
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from sim_node.engine import aba, coriolis, crba, kinematics, ltdl, rnea
+from sim_node.engine.model import Data
+from sim_node.model.builder import RobotStructure, body_mass_properties
+from sim_node.model.urdf import URDFRobot
+
+
+class Mass:
+    """Inertial properties of a body: mass [kg], centre of mass [m] and inertia matrix about
+    the centre of mass [kg m^2], both in the body's local coordinates."""
+
+    def __init__(self, mass: float = 0.0, com=(0.0, 0.0, 0.0), inertia=0.0):
+        self.setMass(mass)
+        self.setCom(com)
+        self.setInertia(inertia)
+
+    def getMass(self) -> float:
+        return self._mass
+
+    def setMass(self, mass: float):
+        mass = float(mass)
+        if not np.isfinite(mass) or mass < 0:
+            raise ValueError(f"mass must be finite and non-negative, got {mass}")
+        self._mass = mass
+
+    def getCom(self) -> np.ndarray:
+        return self._com.copy()
+
+    def setCom(self, com):
+        com = np.array(com, dtype=float)
+        if com.shape != (3,) or not np.all(np.isfinite(com)):
+            raise ValueError(f"com must be 3 finite numbers, got {com!r}")
+        self._com = com
+
+    def getInertia(self) -> np.ndarray:
+        """The inertia matrix as a 9-vector, rows of the 3x3 matrix."""
+        return self._inertia.reshape(9).copy()
+
+    def setInertia(self, inertia):
+        """A float (isotropic), 3 numbers (diagonal) or 9 numbers (rows of the matrix)."""
+        arr = np.array(inertia, dtype=float)
+        if arr.ndim == 0:
+            matrix = np.eye(3) * float(arr)
+        elif arr.shape == (3,):
+            matrix = np.diag(arr)
+        elif arr.size == 9:
+            matrix = arr.reshape(3, 3)
+        else:
+            raise ValueError(f"inertia must be a float, 3 or 9 numbers, got shape {arr.shape}")
+        if not np.all(np.isfinite(matrix)) or not np.allclose(matrix, matrix.T, rtol=0, atol=1e-12 * max(1.0, np.abs(matrix).max())):
+            raise ValueError("inertia must be a finite symmetric matrix")
+        if np.linalg.eigvalsh(matrix)[0] < -1e-12 * max(1.0, np.abs(matrix).max()):
+            raise ValueError("inertia must be positive semi-definite")
+        self._inertia = matrix
+
+    def inertiaMatrix(self) -> np.ndarray:
+        return self._inertia.copy()
+
+    def __eq__(self, other):
+        return (isinstance(other, Mass) and self._mass == other._mass
+                and np.array_equal(self._com, other._com)
+                and np.array_equal(self._inertia, other._inertia))
+
+    def __repr__(self):
+        return f"Mass(mass={self._mass!r}, com={self._com.tolist()!r}, inertia={self.getInertia().tolist()!r})"
+
+
+def _config_vector(x, n: int, what: str) -> np.ndarray:
+    arr = np.array(x, dtype=float).reshape(-1) if not np.isscalar(x) else None
+    if arr is None or arr.shape != (n,):
+        raise ValueError(f"{what}: expected {n} values, got {np.shape(x)}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what}: contains NaN or infinity")
+    return arr
+
+
+class RobotModel:
+    """An articulated robot: its kinematic tree, inertias, limits and current state."""
+
+    def __init__(self, name: str, urdf: URDFRobot, structure: RobotStructure):
+        self._name = name
+        self.urdf = urdf
+        self.structure = structure
+        self.model = structure.model
+        self.data = Data(structure.model)
+        self._q = structure.q_default.copy()
+        self._v = np.zeros(structure.model.nv)
+        self._links = [RobotModelLink(self, i) for i in range(len(structure.link_names))]
+        self._link_index = {n: i for i, n in enumerate(structure.link_names)}
+        # per-link inertials {link index: (mass, com_L, inertia_L)} for setMass
+        self._inertials = {}
+        for i, name_ in enumerate(structure.link_names):
+            inertial = urdf.links[name_].inertial
+            if inertial is not None:
+                self._inertials[i] = (inertial.mass, inertial.com.copy(), inertial.inertia.copy())
+        self._frames_valid = False
+        self._id = -1
+        self.world = None
+        self.settings = {}    # world-file settings (namespace, controller gains, plugins, ...)
+
+    # -- identity ------------------------------------------------------------------------
+    def getName(self) -> str:
+        return self._name
+
+    def getID(self) -> int:
+        return self._id
+
+    def numLinks(self) -> int:
+        return len(self._links)
+
+    def link(self, index_or_name) -> "RobotModelLink":
+        if isinstance(index_or_name, str):
+            if index_or_name not in self._link_index:
+                raise KeyError(f"robot '{self._name}' has no link '{index_or_name}'; links: "
+                               f"{self.structure.link_names}")
+            return self._links[self._link_index[index_or_name]]
+        index = int(index_or_name)
+        if not 0 <= index < len(self._links):
+            raise IndexError(f"link index {index} out of range [0, {len(self._links)})")
+        return self._links[index]
+
+    def links(self) -> list:
+        return list(self._links)
+
+    def isFloatingBase(self) -> bool:
+        return self.structure.floating
+
+    def getJointNames(self) -> list:
+        """The independent movable joints in q/v order (after the base for floating robots)."""
+        return list(self.structure.joint_names)
+
+    def numJoints(self) -> int:
+        return len(self.structure.joint_names)
+
+    # -- state ---------------------------------------------------------------------------
+    def getConfig(self) -> np.ndarray:
+        return self._q.copy()
+
+    def setConfig(self, q):
+        q = _config_vector(q, self.model.nq, f"robot '{self._name}' config")
+        if self.structure.floating:
+            norm = np.linalg.norm(q[3:7])
+            if norm < 1e-9:
+                raise ValueError(f"robot '{self._name}' config: base quaternion is zero")
+            q[3:7] /= norm
+        self._q = q
+        self._frames_valid = False
+
+    def getVelocity(self) -> np.ndarray:
+        return self._v.copy()
+
+    def setVelocity(self, v):
+        self._v = _config_vector(v, self.model.nv, f"robot '{self._name}' velocity")
+
+    def getJointLimits(self):
+        """(qmin, qmax) over q [rad or m]; unbounded entries are -inf / inf."""
+        return self.structure.q_lower.copy(), self.structure.q_upper.copy()
+
+    def getVelocityLimits(self) -> np.ndarray:
+        return self.structure.velocity_limit.copy()
+
+    def getTorqueLimits(self) -> np.ndarray:
+        return self.structure.effort_limit.copy()
+
+    # -- dynamics at the current state ---------------------------------------------------
+    def getMassMatrix(self) -> np.ndarray:
+        return crba.mass_matrix(self.model, self.data, self._q).copy()
+
+    def getMassMatrixInv(self) -> np.ndarray:
+        return ltdl.mass_matrix_inverse(self.model, self.data, self._q).copy()
+
+    def getCoriolisForceMatrix(self) -> np.ndarray:
+        return coriolis.coriolis(self.model, self.data, self._q, self._v).copy()
+
+    def getCoriolisForces(self) -> np.ndarray:
+        return rnea.coriolis_forces(self.model, self.data, self._q, self._v).copy()
+
+    def getGravityForces(self, gravity=(0.0, 0.0, -9.81)) -> np.ndarray:
+        return rnea.generalized_gravity(self.model, self.data, self._q, gravity).copy()
+
+    def torquesFromAccel(self, ddq) -> np.ndarray:
+        """B(q) ddq + C(q, qd), without gravity."""
+        return rnea.inverse_dynamics(self.model, self.data, self._q, self._v, ddq).copy()
+
+    def accelFromTorques(self, torques) -> np.ndarray:
+        """B(q)^-1 (torques - C(q, qd)), without gravity."""
+        return aba.forward_dynamics(self.model, self.data, self._q, self._v, torques).copy()
+
+    def getCom(self) -> np.ndarray:
+        return kinematics.com(self.model, self.data, self._q).copy()
+
+    def getTotalMass(self) -> float:
+        return kinematics.total_mass(self.model)
+
+    # -- internals -------------------------------------------------------------------------
+    def _frames(self):
+        if not self._frames_valid:
+            R, p = kinematics.frames(self.model, self.data, self._q)
+            self._link_R, self._link_p = R.copy(), p.copy()
+            self._frames_valid = True
+        return self._link_R, self._link_p
+
+    def _set_link_inertial(self, index: int, mass: Mass):
+        self._inertials[index] = (mass.getMass(), mass.getCom(), mass.inertiaMatrix())
+        frame = self.structure.link_frames[index]
+        if frame.body >= 0:
+            m, com, inertia = body_mass_properties(self.structure, frame.body, self._inertials)
+            self.model.set_body_inertia(frame.body, m, com, inertia)
+        else:
+            self.model.set_world_link_mass(index, mass.getMass(),
+                                           frame.p + frame.R @ mass.getCom())
+
+    def __repr__(self):
+        return (f"RobotModel('{self._name}', {len(self._links)} links, nq={self.model.nq}, "
+                f"nv={self.model.nv}, {'floating' if self.structure.floating else 'fixed'} base)")
+
+
+class RobotModelLink:
+    """One link of a RobotModel (a URDF link)."""
+
+    def __init__(self, robot: RobotModel, index: int):
+        self._robot = robot
+        self._index = index
+        self._id = -1
+
+    def getName(self) -> str:
+        return self._robot.structure.link_names[self._index]
+
+    def getIndex(self) -> int:
+        return self._index
+
+    def getID(self) -> int:
+        return self._id
+
+    def getRobot(self) -> RobotModel:
+        return self._robot
+
+    def getParent(self) -> int:
+        """Index of the parent link, -1 for the root."""
+        return self._robot.structure.link_parent[self._index]
+
+    def getParentJoint(self) -> str:
+        return self._robot.structure.link_joint[self._index]
+
+    def getTransform(self):
+        """(R, t): rotation (3x3) and translation (3) of the link frame in the world."""
+        R, p = self._robot._frames()
+        return R[self._index].copy(), p[self._index].copy()
+
+    def getWorldPosition(self, p_local) -> np.ndarray:
+        R, t = self.getTransform()
+        return R @ _config_vector(p_local, 3, "point") + t
+
+    def getJacobian(self, p_local=(0.0, 0.0, 0.0)) -> np.ndarray:
+        """6 x nv Jacobian of the point p_local (link coordinates): rows [angular; linear] in
+        world axes, so that [w; v_point] = J qd."""
+        r = self._robot
+        return kinematics.jacobian(r.model, r.data, r._q, self._index, p_local).copy()
+
+    def getPositionJacobian(self, p_local=(0.0, 0.0, 0.0)) -> np.ndarray:
+        return self.getJacobian(p_local)[3:]
+
+    def getOrientationJacobian(self) -> np.ndarray:
+        return self.getJacobian()[:3]
+
+    def getMass(self) -> Mass:
+        entry = self._robot._inertials.get(self._index)
+        if entry is None:
+            return Mass()
+        mass, com, inertia = entry
+        return Mass(mass, com, inertia)
+
+    def setMass(self, mass: Mass):
+        if not isinstance(mass, Mass):
+            raise TypeError(f"setMass expects a Mass, got {type(mass).__name__}")
+        self._robot._set_link_inertial(self._index, mass)
+
+    def getCollisionGeometry(self) -> tuple:
+        """The link's collision elements (origin in link coordinates, shape)."""
+        return self._robot.urdf.links[self.getName()].collisions
+
+    def getVisualGeometry(self) -> tuple:
+        return self._robot.urdf.links[self.getName()].visuals
+
+    def __repr__(self):
+        return f"RobotModelLink('{self._robot.getName()}', '{self.getName()}')"

@@ -1,0 +1,317 @@
+"""WorldModel: the robots, rigid objects and terrains of a scene, and their loaders.
+
+IDs follow the seed: every terrain, rigid object, robot and robot link has a unique integer ID,
+assigned contiguously (terrains, then rigid objects, then each robot followed by its links);
+``numIDs()`` and ``getName(id)`` enumerate them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from sim_node.model import geometry as geo
+from sim_node.model.builder import build_robot
+from sim_node.model.errors import ModelLoadError, URDFError
+from sim_node.model.robot import Mass, RobotModel
+from sim_node.model.surface import DEFAULT_PADDING, SurfaceParameters
+from sim_node.model.urdf import GeometryElement, Origin, parse_urdf
+
+MESH_SUFFIXES = (".stl", ".obj", ".dae", ".ply", ".off")
+
+
+@dataclass
+class SimulationParameters:
+    """World-wide simulation settings (world file `simulation:` section)."""
+    physics_dt: float = 0.001                       # s
+    gravity: tuple = (0.0, 0.0, -9.81)              # m/s^2
+    padding: float = DEFAULT_PADDING                # default boundary layer [m]
+    max_contacts: int = 20                          # per body pair after clustering
+
+
+@dataclass
+class BodySettings:
+    """Per-body contact settings: surface coefficients and boundary-layer padding [m]."""
+    surface: SurfaceParameters = field(default_factory=SurfaceParameters)
+    padding: float | None = None                    # None: the world default
+
+
+def _rigid_transform(R, t):
+    R = np.array(R, dtype=float).reshape(3, 3)
+    t = np.array(t, dtype=float).reshape(3)
+    if not (np.all(np.isfinite(R)) and np.all(np.isfinite(t))):
+        raise ValueError("transform contains NaN or infinity")
+    if not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
+        raise ValueError("R is not a rotation matrix")
+    return R, t
+
+
+class _Body:
+    """What rigid objects and terrains share: a name, an ID, collision geometry, a placement in
+    the world and contact settings."""
+
+    def __init__(self, name: str, geometry: tuple, R, t):
+        self._name = name
+        self.geometry = tuple(geometry)
+        self._R, self._t = _rigid_transform(R, t)
+        self.settings = BodySettings()
+        self._id = -1
+
+    def getName(self) -> str:
+        return self._name
+
+    def getID(self) -> int:
+        return self._id
+
+    def getTransform(self):
+        """(R, t): rotation (3x3) and translation (3) of the body frame in the world."""
+        return self._R.copy(), self._t.copy()
+
+    def getCollisionGeometry(self) -> tuple:
+        return self.geometry
+
+
+class RigidObjectModel(_Body):
+    """A free rigid body: collision geometry, Mass, transform and velocity."""
+
+    def __init__(self, name: str, geometry: tuple, mass: Mass, R=np.eye(3), t=np.zeros(3)):
+        super().__init__(name, geometry, R, t)
+        self._mass = mass
+        self._w = np.zeros(3)
+        self._v = np.zeros(3)
+
+    def setTransform(self, R, t):
+        self._R, self._t = _rigid_transform(R, t)
+
+    def getVelocity(self):
+        """(w, v): angular and linear velocity [rad/s, m/s] in world axes."""
+        return self._w.copy(), self._v.copy()
+
+    def setVelocity(self, w, v):
+        w, v = np.array(w, dtype=float).reshape(3), np.array(v, dtype=float).reshape(3)
+        if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v))):
+            raise ValueError("velocity contains NaN or infinity")
+        self._w, self._v = w, v
+
+    def getMass(self) -> Mass:
+        return Mass(self._mass.getMass(), self._mass.getCom(), self._mass.getInertia())
+
+    def setMass(self, mass: Mass):
+        if not isinstance(mass, Mass):
+            raise TypeError(f"setMass expects a Mass, got {type(mass).__name__}")
+        self._mass = Mass(mass.getMass(), mass.getCom(), mass.getInertia())
+
+    def __repr__(self):
+        return f"RigidObjectModel('{self._name}', mass={self._mass.getMass():g} kg)"
+
+
+class TerrainModel(_Body):
+    """A static body (ground plane, mesh, heightfield) fixed in the world."""
+
+    def __init__(self, name: str, geometry: tuple, R=np.eye(3), t=np.zeros(3)):
+        super().__init__(name, geometry, R, t)
+
+    def __repr__(self):
+        return f"TerrainModel('{self._name}')"
+
+
+class WorldModel:
+    """The scene: robots, rigid objects, terrains and simulation parameters."""
+
+    def __init__(self):
+        self._robots: list[RobotModel] = []
+        self._objects: list[RigidObjectModel] = []
+        self._terrains: list[TerrainModel] = []
+        self.simulation = SimulationParameters()
+        self._id_names: list[str] = []
+        self._id_owner: list = []
+        self.source = None
+
+    # -- loading -----------------------------------------------------------------------
+    def readFile(self, path) -> bool:
+        """Load a world YAML, a URDF robot, or a mesh terrain. Raises ModelLoadError (naming
+        the file, element and problem) on malformed input and then adds nothing."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix in (".yaml", ".yml"):
+            from sim_node.model.worldfile import load_world_file
+            load_world_file(self, path)
+        elif suffix == ".urdf":
+            self.loadRobot(str(path))
+        elif suffix in MESH_SUFFIXES:
+            self.loadTerrain(str(path))
+        else:
+            raise ModelLoadError(str(path), "file", "unknown world file type; expected .yaml, "
+                                 ".urdf or a mesh (" + ", ".join(MESH_SUFFIXES) + ")")
+        return True
+
+    def loadRobot(self, path_or_urdf, fixed_base: bool | None = None, *, name: str | None = None,
+                  R=np.eye(3), t=np.zeros(3), package_dirs=None) -> RobotModel:
+        """Load a robot from a URDF file path or XML string, placing its root at (R, t).
+        fixed_base None: fixed iff the URDF root link is 'world'."""
+        robot = self.makeRobot(path_or_urdf, fixed_base, name=name, R=R, t=t,
+                               package_dirs=package_dirs)
+        self.add(robot)
+        return robot
+
+    def makeRobot(self, path_or_urdf, fixed_base=None, *, name=None, R=np.eye(3),
+                  t=np.zeros(3), package_dirs=None) -> RobotModel:
+        """Build a robot without adding it to the world (see loadRobot)."""
+        urdf = parse_urdf(path_or_urdf, package_dirs=package_dirs)
+        R, t = _rigid_transform(R, t)
+        structure = build_robot(urdf, fixed_base, R, t)
+        return RobotModel(name or urdf.name, urdf, structure)
+
+    def loadRigidObject(self, path, *, mass: float | None = None, name: str | None = None,
+                        R=np.eye(3), t=np.zeros(3)) -> RigidObjectModel:
+        """Load a rigid object from a one-link URDF (its inertial and collision geometry) or a
+        mesh file (uniform density, `mass` kg, default 1 kg)."""
+        obj = self.makeRigidObject(path, mass=mass, name=name, R=R, t=t)
+        self.add(obj)
+        return obj
+
+    def makeRigidObject(self, path, *, mass=None, name=None, R=np.eye(3), t=np.zeros(3)):
+        path = Path(path)
+        if path.suffix.lower() == ".urdf" or str(path).lstrip().startswith("<"):
+            urdf = parse_urdf(str(path))
+            if len(urdf.links) != 1:
+                raise URDFError(urdf.source, f"robot '{urdf.name}'",
+                                f"a rigid object needs exactly one link, found {len(urdf.links)}")
+            link = next(iter(urdf.links.values()))
+            if not link.collisions:
+                raise URDFError(urdf.source, f"link '{link.name}'", "a rigid object needs <collision>")
+            if link.inertial is None or link.inertial.mass <= 0:
+                if mass is None:
+                    raise URDFError(urdf.source, f"link '{link.name}'",
+                                    "a rigid object needs a positive <inertial> mass")
+                body_mass = _geometry_mass(link.collisions, mass)
+            else:
+                body_mass = Mass(link.inertial.mass, link.inertial.com, link.inertial.inertia)
+                if mass is not None:
+                    body_mass = _scaled(body_mass, mass)
+            return RigidObjectModel(name or urdf.name, link.collisions, body_mass, R, t)
+        shape = _load_mesh_or_error(path)
+        element = GeometryElement(Origin(), shape)
+        return RigidObjectModel(name or path.stem, (element,),
+                                _geometry_mass((element,), 1.0 if mass is None else mass), R, t)
+
+    def loadTerrain(self, path, *, name: str | None = None, R=np.eye(3),
+                    t=np.zeros(3)) -> TerrainModel:
+        """Load a static terrain from a mesh file."""
+        shape = _load_mesh_or_error(Path(path))
+        terrain = TerrainModel(name or Path(path).stem, (GeometryElement(Origin(), shape),), R, t)
+        self.add(terrain)
+        return terrain
+
+    def add(self, entity):
+        """Add a built robot, rigid object or terrain; names must be unique."""
+        name = entity.getName()
+        if name in self._entity_names():
+            raise ValueError(f"the world already has an entity named '{name}'")
+        if isinstance(entity, RobotModel):
+            self._robots.append(entity)
+            entity.world = self
+        elif isinstance(entity, RigidObjectModel):
+            self._objects.append(entity)
+        elif isinstance(entity, TerrainModel):
+            self._terrains.append(entity)
+        else:
+            raise TypeError(f"cannot add {type(entity).__name__} to a world")
+        self._assign_ids()
+
+    # -- access --------------------------------------------------------------------------
+    def numRobots(self) -> int:
+        return len(self._robots)
+
+    def robot(self, index_or_name) -> RobotModel:
+        return _pick(self._robots, index_or_name, "robot")
+
+    def robotlink(self, robot, link):
+        return self.robot(robot).link(link)
+
+    def numRigidObjects(self) -> int:
+        return len(self._objects)
+
+    def rigidObject(self, index_or_name) -> RigidObjectModel:
+        return _pick(self._objects, index_or_name, "rigid object")
+
+    def numTerrains(self) -> int:
+        return len(self._terrains)
+
+    def terrain(self, index_or_name) -> TerrainModel:
+        return _pick(self._terrains, index_or_name, "terrain")
+
+    def numIDs(self) -> int:
+        return len(self._id_names)
+
+    def getName(self, id_: int) -> str:
+        if not 0 <= id_ < len(self._id_names):
+            raise IndexError(f"ID {id_} out of range [0, {len(self._id_names)})")
+        return self._id_names[id_]
+
+    def getEntity(self, id_: int):
+        """The terrain, rigid object, robot or robot link with this ID."""
+        self.getName(id_)
+        return self._id_owner[id_]
+
+    # -- internals -----------------------------------------------------------------------
+    def _entity_names(self):
+        return {e.getName() for e in (*self._robots, *self._objects, *self._terrains)}
+
+    def _assign_ids(self):
+        names, owners = [], []
+        for entity in (*self._terrains, *self._objects):
+            entity._id = len(names)
+            names.append(entity.getName())
+            owners.append(entity)
+        for robot in self._robots:
+            robot._id = len(names)
+            names.append(robot.getName())
+            owners.append(robot)
+            for link in robot.links():
+                link._id = len(names)
+                names.append(f"{robot.getName()}/{link.getName()}")
+                owners.append(link)
+        self._id_names, self._id_owner = names, owners
+
+    def __repr__(self):
+        return (f"WorldModel({len(self._robots)} robots, {len(self._objects)} rigid objects, "
+                f"{len(self._terrains)} terrains)")
+
+
+def _pick(items, index_or_name, what):
+    if isinstance(index_or_name, str):
+        for item in items:
+            if item.getName() == index_or_name:
+                return item
+        raise KeyError(f"no {what} named '{index_or_name}'; have {[i.getName() for i in items]}")
+    index = int(index_or_name)
+    if not 0 <= index < len(items):
+        raise IndexError(f"{what} index {index} out of range [0, {len(items)})")
+    return items[index]
+
+
+def _load_mesh_or_error(path: Path) -> geo.Mesh:
+    try:
+        return geo.load_mesh(str(path))
+    except FileNotFoundError:
+        raise ModelLoadError(str(path), "mesh", "no such file") from None
+    except geo.MeshLoadError as exc:
+        raise ModelLoadError(str(path), "mesh", str(exc)) from None
+
+
+def _geometry_mass(elements, mass: float) -> Mass:
+    """Mass properties of `mass` kg spread uniformly over the first volumetric element."""
+    if not math.isfinite(mass) or mass <= 0:
+        raise ValueError(f"mass must be positive, got {mass}")
+    element = elements[0]
+    props = geo.mass_properties(element.shape, mass)
+    R, p = element.origin.R, element.origin.p
+    return Mass(mass, p + R @ props.com, R @ props.inertia @ R.T)
+
+
+def _scaled(mass: Mass, new_mass: float) -> Mass:
+    ratio = new_mass / mass.getMass()
+    return Mass(new_mass, mass.getCom(), mass.getInertia() * ratio)
