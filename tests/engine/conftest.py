@@ -2,6 +2,7 @@
 paired with its Pinocchio twin (the independent reference), plus random states."""
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +24,14 @@ REPO = Path(__file__).resolve().parents[2]
 PROJECT_URDFS = sorted((REPO / "data" / "robots").glob("*/*.urdf"))
 GRAVITY = np.array([0.0, 0.0, -9.81])
 
-settings.register_profile(
-    "engine", max_examples=25, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.load_profile("engine")
+# The default profile replays the same examples on every run (derandomized), so CI is
+# reproducible; SIM_NODE_HYPOTHESIS=explore draws fresh, many more random robots.
+_health = [HealthCheck.too_slow, HealthCheck.data_too_large]
+settings.register_profile("engine", max_examples=25, deadline=None, derandomize=True,
+                          suppress_health_check=_health)
+settings.register_profile("explore", max_examples=1000, deadline=None,
+                          suppress_health_check=_health)
+settings.load_profile("explore" if os.environ.get("SIM_NODE_HYPOTHESIS") == "explore" else "engine")
 
 
 @dataclass
