@@ -27,7 +27,8 @@ cdef enum ShapeType:
 ctypedef struct BVH:
     # Axis-aligned bounding-volume hierarchy over `nitem` items (triangles of a mesh), built once
     # in the shape frame. Node 0 is the root. A node is a leaf when child[2k] < 0; its items are
-    # item[first[k] : first[k] + count[k]].
+    # item[first[k] : first[k] + count[k]]. item_bounds holds each item's own box so that a query
+    # answers "items whose box overlaps", not "items in a leaf whose box overlaps" (bvh.pyx).
     int nnode
     const double* bounds    # [nnode*6] lo x, y, z, hi x, y, z
     const int* child        # [nnode*2] left, right child (-1, -1 for leaves)
@@ -35,6 +36,7 @@ ctypedef struct BVH:
     const int* count        # [nnode] item count of a leaf (0 for inner nodes)
     int nitem
     const int* item         # [nitem] item indices (triangle numbers), leaf-contiguous
+    const double* item_bounds   # [nitem*6] box of item[s] for slot s, layout as bounds
 
 
 ctypedef struct MeshC:
@@ -48,8 +50,13 @@ ctypedef struct MeshC:
     const int* face_start       # [nface+1] offsets into face_verts
     const int* face_verts       # polygon vertex indices, counter-clockwise seen from outside
     const double* face_normals  # [nface*3] outward unit normals
-    # MESH and HEIGHTFIELD: hierarchy over the triangles
+    # MESH and HEIGHTFIELD: hierarchy over the triangles (CONVEX: its root box bounds the hull)
     BVH bvh
+    # MESH and HEIGHTFIELD: per triangle, bit k (k = 0..2) marks edge (v_k, v_k+1) as a flat
+    # interior edge (shared with a coplanar neighbour) and bit 3 + k marks vertex k as flat (all
+    # triangles around it coplanar). Contacts found only at such features are artefacts of the
+    # triangulation (a box sliding across a flat floor must not bump on its edges); NULL: none.
+    const unsigned char* tri_flags
     # HEIGHTFIELD only: h(x0 + i dx, y0 + j dy) = heights[j * nx + i]; the cell (i, j) splits
     # into triangles 2 (j (nx-1) + i) and 2 (j (nx-1) + i) + 1, which are also stored in tris
     int nx
