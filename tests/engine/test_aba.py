@@ -1,7 +1,7 @@
 """Forward dynamics (ABA) against Pinocchio; ABA inverts RNEA."""
 import numpy as np
 import pytest
-from conftest import GRAVITY, assert_rel, random_robots
+from engine_cases import GRAVITY, assert_rel, random_robots
 from hypothesis import given
 
 from sim_node.engine import aba, rnea
@@ -35,7 +35,7 @@ def test_aba_inverts_rnea(robot):
 
 
 def test_forward_dynamics_rejects_bad_input():
-    from conftest import make_case
+    from engine_cases import make_case
     from random_robots import random_urdf
 
     case = make_case(random_urdf(np.random.default_rng(3), 4))

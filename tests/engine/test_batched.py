@@ -1,7 +1,7 @@
 """The batch forms return exactly (bit for bit) what the single-state functions return."""
 import numpy as np
 import pytest
-from conftest import GRAVITY, random_robots
+from engine_cases import GRAVITY, random_robots
 from hypothesis import given
 
 from sim_node.engine import aba, batched, coriolis, crba, kinematics, ltdl, rnea
@@ -41,7 +41,7 @@ def test_batch_forms_equal_single_state_calls(robot):
 
 
 def test_batch_forms_validate_shapes():
-    from conftest import make_case
+    from engine_cases import make_case
     from random_robots import random_urdf
 
     case = make_case(random_urdf(np.random.default_rng(0), 3, world_root=True))

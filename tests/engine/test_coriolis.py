@@ -1,6 +1,6 @@
 """The Coriolis matrix against Pinocchio; C qd = Coriolis forces; dB/dt - 2C skew-symmetric."""
 import numpy as np
-from conftest import assert_rel, random_robots
+from engine_cases import assert_rel, random_robots
 from hypothesis import given
 from transforms3d.axangles import axangle2mat
 from transforms3d.quaternions import mat2quat, quat2mat

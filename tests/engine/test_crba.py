@@ -1,6 +1,6 @@
 """The mass matrix B(q) (CRBA) against Pinocchio, and its structure."""
 import numpy as np
-from conftest import assert_rel, random_robots
+from engine_cases import assert_rel, random_robots
 from hypothesis import given
 
 from sim_node.engine import crba

@@ -1,7 +1,7 @@
 """Configuration integration q (+) v dt against Pinocchio's integrate (SE(3) exponential for
 the free joint)."""
 import numpy as np
-from conftest import random_robots
+from engine_cases import random_robots
 from hypothesis import given, strategies as st
 
 from sim_node.engine.integrate import integrate

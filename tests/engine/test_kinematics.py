@@ -1,7 +1,7 @@
 """Forward kinematics (every link frame), centre of mass and point Jacobians vs Pinocchio."""
 import numpy as np
 import pytest
-from conftest import assert_rel, random_robots
+from engine_cases import assert_rel, random_robots
 from hypothesis import given
 
 from sim_node.engine import kinematics

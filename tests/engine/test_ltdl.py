@@ -1,7 +1,7 @@
 """The inverse mass matrix (sparse LTDL factorisation) against Pinocchio and B B^-1 = I."""
 import numpy as np
 import pytest
-from conftest import assert_rel, random_robots
+from engine_cases import assert_rel, random_robots
 from hypothesis import given
 
 from sim_node.engine import crba, ltdl

@@ -1,6 +1,6 @@
 """Inverse dynamics (RNEA), generalized gravity and Coriolis forces against Pinocchio."""
 import numpy as np
-from conftest import GRAVITY, assert_rel, random_robots
+from engine_cases import GRAVITY, assert_rel, random_robots
 from hypothesis import given
 
 from sim_node.engine import rnea
