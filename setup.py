@@ -32,6 +32,9 @@ extensions = [
         extra_link_args=["-fopenmp"] if pyx.stem in OPENMP_MODULES else [],
     )
     for pyx in sorted(ENGINE.glob("*.pyx"))
+    # SIM_NODE_EXTENSIONS=scene,solver builds just those while iterating on them
+    if not os.environ.get("SIM_NODE_EXTENSIONS")
+    or pyx.stem in os.environ["SIM_NODE_EXTENSIONS"].split(",")
 ]
 
 os.chdir(HERE)

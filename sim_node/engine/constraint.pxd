@@ -1,0 +1,75 @@
+# Contact and joint constraints of one step.
+#
+# A contact joins collision bodies a and b at a world point; its normal points from b towards a.
+# The contacts of one body pair form a patch: each contact carries its own normal impulse (so
+# the support of the patch is exact), and the patch carries the friction: two tangential impulses
+# and a torsional one about the normal, at the patch centroid. Jacobian rows map `vel` to the
+# velocity of a relative to b; for each side with degrees of freedom the buffer `jw` holds the
+# rows (nrow x nv) followed by W = M^-1 J^T (nv x nrow, stored as nrow columns).
+
+ctypedef struct ContactC:
+    int body_a
+    int body_b
+    int patch             # index of its patch (body pair)
+    double point[3]       # world, midway between the two real surfaces [m]
+    double normal[3]      # unit, from b towards a
+    double distance       # separation of the real geometries [m] (< 0: they overlap)
+    double depth          # into the summed boundary layers: padding_a + padding_b - distance
+    double restitution    # pair surface parameters (seed blending rule)
+    double stiffness
+    double damping
+    double rho            # distance from the patch centroid, across the normal [m]
+    # solver data (normal row)
+    double lam            # normal impulse [N s]
+    double lam_ws         # its warm start (centre of the solver's proximal regularisation)
+    double D              # J M^-1 J^T
+    double target         # normal velocity the solve aims at [m/s]
+    double gamma          # soft-contact compliance [m/(N s)] (0: rigid)
+    double approach       # normal velocity before the solve [m/s]
+    double bounce         # 1 when the target is a restitution bounce (no regularisation)
+    double bias           # normal velocity contributed by kinematic sides (no DOFs) [m/s]
+    int jw_a              # offset of side a in the jw buffer, -1 if a has no DOFs
+    int jw_b
+    int nv_a              # DOFs of each side and their first entry in vel
+    int nv_b
+    int vel_a
+    int vel_b
+
+ctypedef struct PatchC:
+    int body_a
+    int body_b
+    int first             # its contacts: first .. first + count - 1
+    int count
+    double point[3]       # centroid of the contact points [m]
+    double normal[3]      # mean contact normal (unit, from b towards a)
+    double t1[3]          # tangents: t1, t2, normal right-handed
+    double t2[3]
+    double mu             # friction coefficient of the pair
+    double bias[3]        # velocity of the rows contributed by kinematic sides (no DOFs)
+    # solver data (rows t1, t2 at the centroid; torsion about the normal)
+    double lam[3]         # friction impulse [N s] along t1, t2; torsional impulse [N m s]
+    double D[9]           # J M^-1 J^T (3 x 3)
+    double Dinv[9]
+    double Dt_eig[2]      # eigen-decomposition of the tangential 2 x 2 block
+    double Dt_rot[2]      # (cos, sin) of the first eigenvector in the (t1, t2) basis
+    int jw_a
+    int jw_b
+    int nv_a
+    int nv_b
+    int vel_a
+    int vel_b
+    int block             # offset in the block buffer of the patch's Delassus matrix
+                          # ((count + 3)^2: normal rows, then t1, t2, torsion)
+
+ctypedef struct RowC:
+    # A one-DOF robot constraint: a joint limit (unilateral) or joint dry friction (bounded).
+    int vel               # entry of vel
+    int wcol              # offset of M^-1 e_dof (nv doubles) in the jw buffer
+    int nv                # robot DOFs
+    int vel0              # the robot's first vel entry
+    double sign           # +1: velocity must be >= target (lower limit), -1: <= (upper)
+    double lo             # impulse bounds [N s]
+    double hi
+    double D              # (M^-1)[dof, dof]
+    double target         # velocity the solve aims at
+    double lam            # accumulated impulse

@@ -1,0 +1,313 @@
+"""Projected Gauss-Seidel on the contact, friction and joint constraints of one step.
+
+Velocities after the step are vel = vel_free + M^-1 J^T lambda. The unknowns:
+    normal      per contact: lambda_n >= 0 with u_n >= target, complementary (rigid), or the
+                compliant-layer law u_n + gamma lambda_n = target;
+    friction    per patch (the contacts of one body pair), at its centroid: a tangential
+                impulse on the true Coulomb disk |lambda_t| <= mu sum(lambda_n), reaching the
+                circle and pointing exactly against the slip when the patch slides, and a
+                torsional impulse |lambda_tau| <= mu sum(lambda_n rho) (rho: distance of each
+                contact from the centroid). One friction unknown per in-plane DOF of the patch
+                makes the problem well posed; per-point friction at four coplanar corners has
+                a five-dimensional null space that Gauss-Seidel wanders in for hundreds of
+                sweeps (a stack of boxes then jitters);
+    joint rows  a bounded impulse per robot DOF: limits (lambda >= 0), dry friction
+                (|lambda| <= friction dt).
+Each visit of a patch reads its rows' velocities once, updates its rows keeping those velocities
+current through the patch's own Delassus matrix A (normal rows, then t1, t2, torsion; built once
+per step) — a column of A per update instead of a pass over the bodies' DOFs, which matters for
+robot contacts — and applies the net impulse change to vel once.
+The tangential update solves its 2-D problem exactly: minimise 1/2 l^T D l + b^T l over the
+disk |l| <= r. When the unconstrained minimum lies outside, the KKT condition (D + nu I) l = -b
+with |l| = r gives nu >= 0 by Newton's method in D's eigenbasis; the slip after the update,
+D l + b = -nu l, is then anti-parallel to l (radial projection would turn friction sideways
+whenever D is anisotropic). Rigid normal rows carry a small relative compliance,
+`regularization` x A_ii (bounce rows and compliant layers excepted): the four corner normals of a resting face are
+statically indeterminate, and without it Gauss-Seidel cycles between equivalent load
+distributions for hundreds of sweeps on a stack; with 0.02 a resting contact yields by
+0.02 A_ii lambda dt (a fraction of a micrometre) and stacks converge in tens of sweeps.
+Sweeps alternate direction (symmetric Gauss-Seidel), visit the
+constraints in a fixed order (same input, same bits), start from the warm-started impulses and
+stop when no impulse changes by more than `tolerance` times the largest one, or after
+`max_iterations` sweeps. Returns the number of sweeps.
+"""
+from libc.math cimport fabs, sqrt
+
+from sim_node.engine.constraint cimport ContactC, PatchC, RowC
+
+
+cdef inline void _side_apply1(const double* W, double* vel, int nv, double d) noexcept nogil:
+    cdef int j
+    for j in range(nv):
+        vel[j] += W[j] * d
+
+
+cdef inline void _side_apply3(const double* W, double* vel, int nv, double d0, double d1,
+                              double d2) noexcept nogil:
+    # vel += W dlambda for the nv x 3 matrix W stored as 3 columns
+    cdef int j
+    for j in range(nv):
+        vel[j] += W[j] * d0 + W[nv + j] * d1 + W[2 * nv + j] * d2
+
+
+cdef enum:
+    MAX_BLOCK = 64        # rows of a patch block (max_contacts + 3)
+    INNER_SWEEPS = 1      # sweeps over a patch's rows per visit (more cost more than they save)
+
+
+cdef inline void _disk_minimum(const PatchC* p, double b1, double b2, double r,
+                               double* l1, double* l2) noexcept nogil:
+    # argmin over |l| <= r of 1/2 l^T Dt l + b^T l, minimum known to lie on the circle
+    cdef double c1, c2, d1, d2, nu, f, df, x1, x2, cs, sn
+    cdef int it
+    if r <= 0.0:
+        l1[0] = 0.0
+        l2[0] = 0.0
+        return
+    cs = p.Dt_rot[0]
+    sn = p.Dt_rot[1]
+    c1 = cs * b1 + sn * b2
+    c2 = -sn * b1 + cs * b2
+    d1 = p.Dt_eig[0]
+    d2 = p.Dt_eig[1]
+    # phi(nu) = c1^2/(d1+nu)^2 + c2^2/(d2+nu)^2 - r^2 decreases in nu >= 0; Newton from the
+    # lower bound max(0, |b|/r - max(d)) converges monotonically (phi is convex there)
+    nu = sqrt(c1 * c1 + c2 * c2) / r - max(d1, d2)
+    if nu < 0.0:
+        nu = 0.0
+    for it in range(30):
+        x1 = c1 / (d1 + nu)
+        x2 = c2 / (d2 + nu)
+        f = x1 * x1 + x2 * x2 - r * r
+        df = -2.0 * (x1 * x1 / (d1 + nu) + x2 * x2 / (d2 + nu))
+        if f <= 1e-14 * r * r or df == 0.0:
+            break
+        nu -= f / df
+    x1 = -c1 / (d1 + nu)
+    x2 = -c2 / (d2 + nu)
+    f = sqrt(x1 * x1 + x2 * x2)
+    if f > 0.0:
+        x1 *= r / f
+        x2 *= r / f
+    l1[0] = cs * x1 - sn * x2
+    l2[0] = sn * x1 + cs * x2
+
+
+cdef inline void _row_sides(const PatchC* p, const ContactC* contacts, int r, const double* jw,
+                            const double** Ja, const double** Wa, const double** Jb,
+                            const double** Wb) noexcept nogil:
+    # the Jacobian row and W column of block row r on both sides (NULL where no DOFs)
+    cdef const ContactC* c
+    Ja[0] = Wa[0] = Jb[0] = Wb[0] = NULL
+    if r < p.count:
+        c = &contacts[p.first + r]
+        if c.jw_a >= 0:
+            Ja[0] = &jw[c.jw_a]
+            Wa[0] = &jw[c.jw_a + c.nv_a]
+        if c.jw_b >= 0:
+            Jb[0] = &jw[c.jw_b]
+            Wb[0] = &jw[c.jw_b + c.nv_b]
+    else:
+        r -= p.count
+        if p.jw_a >= 0:
+            Ja[0] = &jw[p.jw_a + r * p.nv_a]
+            Wa[0] = &jw[p.jw_a + 3 * p.nv_a + r * p.nv_a]
+        if p.jw_b >= 0:
+            Jb[0] = &jw[p.jw_b + r * p.nv_b]
+            Wb[0] = &jw[p.jw_b + 3 * p.nv_b + r * p.nv_b]
+
+
+cdef void patch_block(const PatchC* p, const ContactC* contacts, const double* jw,
+                      double* A) noexcept nogil:
+    # A = J W over the patch's rows (count normals, then t1, t2, torsion), both sides; the two
+    # sides' DOFs are disjoint unless both bodies belong to one robot (then cross terms count)
+    cdef int m = p.count + 3, r, c, j
+    cdef const double* Ja
+    cdef const double* Wa
+    cdef const double* Jb
+    cdef const double* Wb
+    cdef const double* Ja2
+    cdef const double* Wa2
+    cdef const double* Jb2
+    cdef const double* Wb2
+    cdef double s
+    cdef bint shared = p.jw_a >= 0 and p.jw_b >= 0 and p.vel_a == p.vel_b
+    for r in range(m):
+        _row_sides(p, contacts, r, jw, &Ja, &Wa, &Jb, &Wb)
+        for c in range(m):
+            _row_sides(p, contacts, c, jw, &Ja2, &Wa2, &Jb2, &Wb2)
+            s = 0.0
+            if Ja != NULL:
+                for j in range(p.nv_a):
+                    s += Ja[j] * Wa2[j]
+            if Jb != NULL:
+                for j in range(p.nv_b):
+                    s += Jb[j] * Wb2[j]
+            if shared:
+                for j in range(p.nv_a):
+                    s += Ja[j] * Wb2[j] + Jb[j] * Wa2[j]
+            A[m * r + c] = s
+
+
+cdef inline double _solve_patch(PatchC* p, ContactC* contacts, const double* A, const double* jw,
+                                double* vel, bint forward, double tolerance, double regularization,
+                                double* scale) noexcept nogil:
+    # one visit of a patch: inner sweeps on its block, then the net change applied to vel
+    cdef int n = p.count, m = p.count + 3
+    cdef double u[MAX_BLOCK]
+    cdef double l[MAX_BLOCK]
+    cdef double l0[MAX_BLOCK]
+    cdef double lam, d, change, total, normal, spin, b1, b2, t1, t2, det, limit, largest, eps
+    cdef int it, k, r, i, j
+    cdef const double* Ja
+    cdef const double* Wa
+    cdef const double* Jb
+    cdef const double* Wb
+    cdef ContactC* c
+    # current velocities and impulses of the block rows
+    for r in range(m):
+        _row_sides(p, contacts, r, jw, &Ja, &Wa, &Jb, &Wb)
+        u[r] = contacts[p.first + r].bias if r < n else p.bias[r - n]
+        if Ja != NULL:
+            for j in range(p.nv_a):
+                u[r] += Ja[j] * vel[p.vel_a + j]
+        if Jb != NULL:
+            for j in range(p.nv_b):
+                u[r] += Jb[j] * vel[p.vel_b + j]
+        l[r] = contacts[p.first + r].lam if r < n else p.lam[r - n]
+        l0[r] = l[r]
+    largest = 0.0
+    for it in range(INNER_SWEEPS):
+        change = 0.0
+        for k in range(n):
+            i = k if forward else n - 1 - k
+            c = &contacts[p.first + i]
+            eps = 0.0 if (c.bounce > 0.0 or c.gamma > 0.0) else regularization * A[m * i + i]
+            lam = l[i] - (u[i] - c.target + c.gamma * l[i] + eps * l[i]) / (A[m * i + i] + eps + c.gamma)
+            if lam < 0.0:
+                lam = 0.0
+            d = lam - l[i]
+            if d != 0.0:
+                l[i] = lam
+                for r in range(m):
+                    u[r] += A[m * r + i] * d
+                change = max(change, fabs(d))
+        normal = 0.0
+        spin = 0.0
+        for i in range(n):
+            normal += l[i]
+            spin += l[i] * contacts[p.first + i].rho
+        # tangential: unconstrained 2 x 2 step, else the exact minimum on the disk
+        det = A[m * n + n] * A[m * (n + 1) + n + 1] - A[m * n + n + 1] * A[m * (n + 1) + n]
+        t1 = l[n] - (A[m * (n + 1) + n + 1] * u[n] - A[m * n + n + 1] * u[n + 1]) / det
+        t2 = l[n + 1] - (-A[m * (n + 1) + n] * u[n] + A[m * n + n] * u[n + 1]) / det
+        limit = p.mu * normal
+        if sqrt(t1 * t1 + t2 * t2) > limit:
+            b1 = u[n] - (A[m * n + n] * l[n] + A[m * n + n + 1] * l[n + 1])
+            b2 = u[n + 1] - (A[m * (n + 1) + n] * l[n] + A[m * (n + 1) + n + 1] * l[n + 1])
+            _disk_minimum(p, b1, b2, limit, &t1, &t2)
+        for k in range(2):
+            d = (t1 if k == 0 else t2) - l[n + k]
+            if d != 0.0:
+                l[n + k] += d
+                for r in range(m):
+                    u[r] += A[m * r + n + k] * d
+                change = max(change, fabs(d))
+        # torsion: 1-D, bounded by mu sum(lambda_n rho)
+        lam = l[n + 2] - u[n + 2] / A[m * (n + 2) + n + 2]
+        lam = min(max(lam, -p.mu * spin), p.mu * spin)
+        d = lam - l[n + 2]
+        if d != 0.0:
+            l[n + 2] = lam
+            for r in range(m):
+                u[r] += A[m * r + n + 2] * d
+            change = max(change, fabs(d))
+        largest = max(largest, normal)
+        if change <= tolerance * largest:
+            break
+    # apply the net change, write the impulses back
+    total = 0.0
+    for r in range(m):
+        d = l[r] - l0[r]
+        if d != 0.0:
+            _row_sides(p, contacts, r, jw, &Ja, &Wa, &Jb, &Wb)
+            if Wa != NULL:
+                for j in range(p.nv_a):
+                    vel[p.vel_a + j] += Wa[j] * d
+            if Wb != NULL:
+                for j in range(p.nv_b):
+                    vel[p.vel_b + j] += Wb[j] * d
+            total = max(total, fabs(d))
+        if r < n:
+            contacts[p.first + r].lam = l[r]
+            scale[0] = max(scale[0], l[r])
+        else:
+            p.lam[r - n] = l[r]
+    return total
+
+
+cdef inline double _solve_row(RowC* r, const double* jw, double* vel) noexcept nogil:
+    # one update of a robot row: u = sign * vel[dof], bounded impulse along sign * e_dof
+    cdef double u = r.sign * vel[r.vel]
+    cdef double lam = r.lam - (u - r.target) / r.D
+    cdef double d
+    cdef int j
+    cdef const double* w = &jw[r.wcol]
+    if lam < r.lo:
+        lam = r.lo
+    elif lam > r.hi:
+        lam = r.hi
+    d = lam - r.lam
+    r.lam = lam
+    if d != 0.0:
+        for j in range(r.nv):
+            vel[r.vel0 + j] += w[j] * r.sign * d
+    return fabs(d)
+
+
+cdef int pgs_solve(ContactC* contacts, PatchC* patches, int npatch, RowC* rows, int nrow,
+                   const double* jw, const double* blocks, double* vel, int max_iterations,
+                   double tolerance, double regularization) noexcept nogil:
+    # (vel_free, warm-started impulses) => (vel, impulses)
+    cdef int it, i, k
+    cdef double change, scale
+    cdef ContactC* c
+    cdef PatchC* p
+    # apply the warm start
+    for k in range(npatch):
+        p = &patches[k]
+        for i in range(p.first, p.first + p.count):
+            c = &contacts[i]
+            if c.lam != 0.0:
+                if c.jw_a >= 0:
+                    _side_apply1(&jw[c.jw_a + c.nv_a], &vel[c.vel_a], c.nv_a, c.lam)
+                if c.jw_b >= 0:
+                    _side_apply1(&jw[c.jw_b + c.nv_b], &vel[c.vel_b], c.nv_b, c.lam)
+        if p.jw_a >= 0:
+            _side_apply3(&jw[p.jw_a + 3 * p.nv_a], &vel[p.vel_a], p.nv_a, p.lam[0], p.lam[1], p.lam[2])
+        if p.jw_b >= 0:
+            _side_apply3(&jw[p.jw_b + 3 * p.nv_b], &vel[p.vel_b], p.nv_b, p.lam[0], p.lam[1], p.lam[2])
+    for i in range(nrow):
+        if rows[i].lam != 0.0:
+            for k in range(rows[i].nv):
+                vel[rows[i].vel0 + k] += jw[rows[i].wcol + k] * rows[i].sign * rows[i].lam
+    for it in range(max_iterations):
+        change = 0.0
+        scale = 0.0
+        if it % 2 == 0:
+            for i in range(nrow):
+                change = max(change, _solve_row(&rows[i], jw, vel))
+                scale = max(scale, fabs(rows[i].lam))
+            for k in range(npatch):
+                change = max(change, _solve_patch(&patches[k], contacts, &blocks[patches[k].block],
+                                                  jw, vel, True, tolerance, regularization, &scale))
+        else:
+            for k in range(npatch - 1, -1, -1):
+                change = max(change, _solve_patch(&patches[k], contacts, &blocks[patches[k].block],
+                                                  jw, vel, False, tolerance, regularization, &scale))
+            for i in range(nrow - 1, -1, -1):
+                change = max(change, _solve_row(&rows[i], jw, vel))
+                scale = max(scale, fabs(rows[i].lam))
+        if change <= tolerance * scale:
+            return it + 1
+    return max_iterations

@@ -1,0 +1,340 @@
+"""From a WorldModel to the engine's Scene: collision bodies, shapes, meshes, systems.
+
+Collision bodies, in order: every terrain (static), every rigid object (free), then each robot's
+moving bodies (contiguous, body i of its Model first_body + i) and finally one static body per
+fixed-base robot for the links welded to the world. Each collision body answers to the world ID
+of its first link (terrain / object ID otherwise); `body_of_id` maps every world ID — including
+links merged into another link's body across fixed joints — to its collision body.
+
+Meshes: robot link and rigid-object meshes collide as their convex hulls (fast and robust for
+moving bodies, as in PyBullet); terrain meshes as triangle meshes (concave, possibly open).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from transforms3d.quaternions import mat2quat
+
+from sim_node.engine.scene import Scene
+from sim_node.model import geometry as geo
+from sim_node.model.robot import RobotModel
+from sim_node.model.world import WorldModel
+
+# engine codes (geometry.pxd ShapeType, scene.pxd BodyKind)
+SHAPE_CODES = {geo.Sphere: 0, geo.Box: 1, geo.Capsule: 2, geo.Cylinder: 3, geo.Plane: 4}
+SHAPE_CONVEX, SHAPE_MESH, SHAPE_HEIGHTFIELD = 5, 6, 7
+BODY_STATIC, BODY_KINEMATIC, BODY_FREE, BODY_ROBOT = 0, 1, 2, 3
+
+
+@dataclass
+class SceneLayout:
+    """How world entities map onto the Scene."""
+    scene: Scene
+    body_of_id: dict = field(default_factory=dict)        # world ID -> collision body
+    id_of_body: list = field(default_factory=list)        # collision body -> world ID
+    free_of_object: dict = field(default_factory=dict)    # rigid object index -> free body
+    robot_first_body: list = field(default_factory=list)  # robot index -> first collision body
+
+
+def _rotation_to_z(normal) -> np.ndarray:
+    """A rotation whose z axis is `normal` (unit)."""
+    n = np.asarray(normal, dtype=float)
+    helper = np.eye(3)[np.argmin(np.abs(n))]
+    x = np.cross(helper, n)
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(n, x), n])
+
+
+class _MeshTable:
+    """Engine meshes, each built once per (file, scale, kind)."""
+
+    def __init__(self):
+        self.specs = []
+        self.index = {}
+
+    def add(self, mesh: geo.Mesh, convex: bool) -> int:
+        key = (mesh.path, mesh.scale, convex)
+        if key not in self.index:
+            self.index[key] = len(self.specs)
+            self.specs.append(convex_mesh_arrays(mesh.vertices) if convex
+                              else triangle_mesh_arrays(mesh.vertices, mesh.faces))
+        return self.index[key]
+
+    def add_heightfield(self, field: geo.Heightfield) -> int:
+        from sim_node.engine.heightfield import make_heightfield_arrays
+
+        dx, dy = field.spacing
+        arrays = make_heightfield_arrays(field.heights, dx, dy, -field.size[0] / 2,
+                                         -field.size[1] / 2)
+        bvh = arrays.pop("bvh")
+        spec = {**arrays, **bvh}
+        spec["verts"] = spec["verts"].reshape(-1)
+        spec["tris"] = spec["tris"].reshape(-1)
+        spec["tri_flags"] = flat_feature_flags(arrays["verts"], arrays["tris"])
+        self.specs.append(spec)
+        return len(self.specs) - 1
+
+
+def _bvh(tri_lo, tri_hi):
+    from sim_node.engine.bvh import build_bvh
+    return build_bvh(tri_lo, tri_hi)
+
+
+def triangle_mesh_arrays(vertices, faces) -> dict:
+    """A triangle mesh with coincident vertices merged (STL repeats them for every triangle, and
+    only shared vertices reveal the mesh's edges and its flat interior features)."""
+    import trimesh
+
+    merged = trimesh.Trimesh(vertices=vertices, faces=faces, process=False)
+    merged.merge_vertices()
+    verts = np.ascontiguousarray(merged.vertices, dtype=np.float64)
+    tris = np.ascontiguousarray(merged.faces, dtype=np.int32)
+    corners = verts[tris]
+    return {"verts": verts.reshape(-1), "tris": tris.reshape(-1),
+            "tri_flags": flat_feature_flags(verts, tris),
+            **_bvh(corners.min(axis=1), corners.max(axis=1))}
+
+
+def flat_feature_flags(verts, tris, angle=1e-3) -> np.ndarray:
+    """Per triangle: bit k set when edge (v_k, v_k+1) is shared with a neighbour less than
+    `angle` [rad] out of plane, bit 3 + k when every edge at vertex k is such an edge."""
+    import trimesh
+
+    mesh = trimesh.Trimesh(verts, tris, process=False)
+    flags = np.zeros(len(tris), np.uint8)
+    flat_edges = set()
+    if len(mesh.face_adjacency):
+        flat = mesh.face_adjacency_angles < angle
+        for (u, v) in mesh.face_adjacency_edges[flat]:
+            flat_edges.add((min(u, v), max(u, v)))
+    edge_count = {}
+    for tri in tris:
+        for k in range(3):
+            u, v = int(tri[k]), int(tri[(k + 1) % 3])
+            key = (min(u, v), max(u, v))
+            edge_count[key] = edge_count.get(key, 0) + 1
+    vertex_flat = {}
+    for key, count in edge_count.items():
+        ok = key in flat_edges and count == 2
+        for u in key:
+            vertex_flat[u] = vertex_flat.get(u, True) and ok
+    for t, tri in enumerate(tris):
+        for k in range(3):
+            u, v = int(tri[k]), int(tri[(k + 1) % 3])
+            if (min(u, v), max(u, v)) in flat_edges and edge_count[(min(u, v), max(u, v))] == 2:
+                flags[t] |= 1 << k
+            if vertex_flat.get(int(tri[k]), False):
+                flags[t] |= 1 << (3 + k)
+    return flags
+
+
+def convex_mesh_arrays(vertices) -> dict:
+    """The convex hull of the vertices with its faces as polygons (coplanar triangles merged)."""
+    import trimesh
+
+    hull = trimesh.Trimesh(vertices=vertices).convex_hull
+    verts = np.ascontiguousarray(hull.vertices, dtype=np.float64)
+    face_start, face_verts, normals = [0], [], []
+    in_facet = np.zeros(len(hull.faces), bool)
+    for facet, normal in zip(hull.facets, hull.facets_normal):
+        in_facet[facet] = True
+        loop = _boundary_loop(hull.faces[facet])
+        face_verts += loop
+        face_start.append(len(face_verts))
+        normals.append(normal)
+    for f in np.nonzero(~in_facet)[0]:
+        face_verts += list(hull.faces[f])
+        face_start.append(len(face_verts))
+        normals.append(hull.face_normals[f])
+    tris = np.ascontiguousarray(hull.faces, dtype=np.int32)
+    corners = verts[tris]
+    return {"verts": verts.reshape(-1), "tris": tris.reshape(-1),
+            "face_start": np.array(face_start, np.int32), "face_verts": np.array(face_verts, np.int32),
+            "face_normals": np.array(normals, np.float64).reshape(-1),
+            **_bvh(corners.min(axis=1), corners.max(axis=1))}
+
+
+def _boundary_loop(triangles) -> list:
+    """Vertex loop (counter-clockwise like the triangles) around a set of coplanar triangles."""
+    edges = {}
+    for a, b, c in triangles:
+        for u, v in ((a, b), (b, c), (c, a)):
+            if (v, u) in edges:
+                del edges[(v, u)]          # interior edge: shared, opposite directions
+            else:
+                edges[(u, v)] = True
+    nxt = dict(edges)
+    succ = {u: v for (u, v) in nxt}
+    start = min(succ)
+    loop, u = [start], succ[start]
+    while u != start:
+        loop.append(u)
+        u = succ[u]
+    return [int(x) for x in loop]
+
+
+def _shape_spec(element_shape, R_BS, p_BS, body: int, meshes: _MeshTable, static: bool) -> dict:
+    shape = element_shape
+    if isinstance(shape, geo.Box):
+        return dict(type=1, size=[s / 2 for s in shape.size], R_BS=R_BS, p_BS=p_BS, body=body)
+    if isinstance(shape, geo.Sphere):
+        return dict(type=0, size=[shape.radius], R_BS=R_BS, p_BS=p_BS, body=body)
+    if isinstance(shape, (geo.Cylinder, geo.Capsule)):
+        return dict(type=SHAPE_CODES[type(shape)], size=[shape.radius, shape.length / 2],
+                    R_BS=R_BS, p_BS=p_BS, body=body)
+    if isinstance(shape, geo.Plane):
+        n = np.asarray(shape.normal, dtype=float)
+        R_plane = _rotation_to_z(n)
+        return dict(type=4, size=[0.0], R_BS=R_BS @ R_plane, p_BS=p_BS + R_BS @ (n * shape.offset),
+                    body=body)
+    if isinstance(shape, geo.Mesh):
+        convex = not static and not shape.concave
+        return dict(type=SHAPE_CONVEX if convex else SHAPE_MESH, size=[0.0], R_BS=R_BS,
+                    p_BS=p_BS, body=body, mesh=meshes.add(shape, convex))
+    if isinstance(shape, geo.Heightfield):
+        if not static:
+            raise ValueError("a heightfield can only be a terrain")
+        return dict(type=SHAPE_HEIGHTFIELD, size=[0.0], R_BS=R_BS, p_BS=p_BS, body=body,
+                    mesh=meshes.add_heightfield(shape))
+    raise TypeError(f"unsupported collision shape {type(shape).__name__}")
+
+
+def _extent(spec, meshes: _MeshTable) -> float:
+    """Largest distance from the body origin of any point of the shape [m]."""
+    p = np.linalg.norm(spec["p_BS"])
+    t = spec["type"]
+    size = spec["size"]
+    if t == 0:
+        return p + size[0]
+    if t == 1:
+        return p + float(np.linalg.norm(size))
+    if t in (2, 3):
+        return p + size[0] + size[1]
+    if t in (4, SHAPE_HEIGHTFIELD):
+        return 0.0
+    verts = meshes.specs[spec["mesh"]]["verts"].reshape(-1, 3)
+    return p + float(np.linalg.norm(verts, axis=1).max())
+
+
+def _body_spec(kind, index, id_, settings, world, robot_body=-1, robot=-1, R=np.eye(3),
+               p=np.zeros(3)):
+    surface = settings.surface
+    padding = settings.padding if settings.padding is not None else world.simulation.padding
+    return dict(kind=kind, index=index, robot_body=robot_body, robot=robot, id=id_, padding=padding,
+                restitution=surface.kRestitution, friction=surface.kFriction,
+                stiffness=surface.kStiffness, damping=surface.kDamping, R=R, p=p)
+
+
+def _representative(robot, links) -> int:
+    """The link a collision body answers to: the first of its links with collision geometry."""
+    for l in links:
+        if robot.link(l).getCollisionGeometry():
+            return l
+    return links[0]
+
+
+def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
+    """The engine Scene of `world` in its current state."""
+    from sim_node.model.world import BodySettings
+
+    meshes = _MeshTable()
+    bodies, shapes, robots, free_bodies = [], [], [], []
+    body_of_id = {}
+
+    def add_shapes(body_index, elements, R_B=np.eye(3), p_B=np.zeros(3), static=False):
+        first = len(shapes)
+        for element in elements:
+            spec = _shape_spec(element.shape, R_B @ element.origin.R, p_B + R_B @ element.origin.p,
+                               body_index, meshes, static)
+            shapes.append(spec)
+        bodies[body_index]["first_shape"] = first
+        bodies[body_index]["nshape"] = len(shapes) - first
+        bodies[body_index]["extent"] = max([_extent(s, meshes) for s in shapes[first:]], default=0.0)
+
+    for i in range(world.numTerrains()):
+        terrain = world.terrain(i)
+        R, t = terrain.getTransform()
+        bodies.append(_body_spec(BODY_STATIC, -1, terrain.getID(), terrain.settings, world, R=R, p=t))
+        body_of_id[terrain.getID()] = len(bodies) - 1
+        add_shapes(len(bodies) - 1, terrain.getCollisionGeometry(), static=True)
+
+    free_of_object = {}
+    for i in range(world.numRigidObjects()):
+        obj = world.rigidObject(i)
+        R, t = obj.getTransform()
+        mass = obj.getMass()
+        com_B = mass.getCom()
+        w, v = obj.getVelocity()
+        w_, x_, y_, z_ = mat2quat(R)
+        x_com = t + R @ com_B
+        v_com = v + np.cross(w, R @ com_B)
+        free_of_object[i] = len(free_bodies)
+        free_bodies.append(dict(mass=mass.getMass(), com_B=com_B, I_B=mass.inertiaMatrix(),
+                                state=np.concatenate([x_com, [x_, y_, z_, w_], v_com, w]),
+                                body=len(bodies)))
+        bodies.append(_body_spec(BODY_FREE, len(free_bodies) - 1, obj.getID(), obj.settings, world))
+        body_of_id[obj.getID()] = len(bodies) - 1
+        add_shapes(len(bodies) - 1, obj.getCollisionGeometry())
+
+    robot_first_body = []
+    welded = []
+    for r in range(world.numRobots()):
+        robot: RobotModel = world.robot(r)
+        st = robot.structure
+        settings = robot.settings.get("body", BodySettings()) if isinstance(robot.settings, dict) else BodySettings()
+        first = len(bodies)
+        robot_first_body.append(first)
+        for b in range(robot.model.nbody):
+            links = st.body_links[b]
+            bodies.append(_body_spec(BODY_ROBOT, r, robot.link(_representative(robot, links)).getID(),
+                                     settings, world, robot_body=b, robot=r))
+            index = len(bodies) - 1
+            elements = []
+            for l in links:
+                body_of_id[robot.link(l).getID()] = index
+                frame = st.link_frames[l]
+                for e in robot.link(l).getCollisionGeometry():
+                    elements.append((frame, e))
+            first_shape = len(shapes)
+            for frame, e in elements:
+                shapes.append(_shape_spec(e.shape, frame.R @ e.origin.R, frame.p + frame.R @ e.origin.p,
+                                          index, meshes, static=False))
+            bodies[index]["first_shape"] = first_shape
+            bodies[index]["nshape"] = len(shapes) - first_shape
+            bodies[index]["extent"] = max([_extent(s, meshes) for s in shapes[first_shape:]], default=0.0)
+        world_links = [l for l, f in enumerate(st.link_frames) if f.body < 0]
+        welded.append((r, robot, world_links, settings))
+        lower, upper = robot.getJointLimits()
+        dof_q = np.full(robot.model.nv, -1, dtype=np.int32)
+        for name in st.joint_names:
+            dof_q[st.joint_v_index[name]] = st.joint_q_index[name]
+        robots.append(dict(model=robot.model, q=robot.getConfig(), v=robot.getVelocity(),
+                           q_lower=lower, q_upper=upper, effort=robot.getTorqueLimits(),
+                           dry_friction=st.friction, damping=st.damping, dof_q=dof_q,
+                           first_body=first, self_collision=robot.settings.get("self_collision", False)
+                           if isinstance(robot.settings, dict) else False))
+    for r, robot, world_links, settings in welded:
+        if not world_links:
+            continue
+        bodies.append(_body_spec(BODY_STATIC, -1, robot.link(_representative(robot, world_links)).getID(),
+                                 settings, world, robot=r))
+        index = len(bodies) - 1
+        first_shape = len(shapes)
+        for l in world_links:
+            body_of_id[robot.link(l).getID()] = index
+            frame = robot.structure.link_frames[l]
+            for e in robot.link(l).getCollisionGeometry():
+                shapes.append(_shape_spec(e.shape, frame.R @ e.origin.R, frame.p + frame.R @ e.origin.p,
+                                          index, meshes, static=False))
+        bodies[index]["first_shape"] = first_shape
+        bodies[index]["nshape"] = len(shapes) - first_shape
+        bodies[index]["extent"] = max([_extent(s, meshes) for s in shapes[first_shape:]], default=0.0)
+
+    options = dict(gravity=world.simulation.gravity, max_contacts=world.simulation.max_contacts)
+    options.update(scene_options)
+    scene = Scene(robots=robots, free_bodies=free_bodies, bodies=bodies, shapes=shapes,
+                  meshes=meshes.specs, **options)
+    return SceneLayout(scene=scene, body_of_id=body_of_id, id_of_body=[b["id"] for b in bodies],
+                       free_of_object=free_of_object, robot_first_body=robot_first_body)
