@@ -48,9 +48,22 @@ class Mesh:
     scale: tuple = (1.0, 1.0, 1.0)
     vertices: np.ndarray = field(repr=False, default=None)  # (V, 3) scaled [m]
     faces: np.ndarray = field(repr=False, default=None)     # (F, 3) int
+    concave: bool = False     # collide as the triangle mesh itself, not its convex hull
 
 
-Shape = Box | Sphere | Cylinder | Capsule | Plane | Mesh
+@dataclass(frozen=True, eq=False)
+class Heightfield:
+    """z = heights[j, i] at x = -size_x/2 + i dx, y = -size_y/2 + j dy (centred grid), solid below."""
+    heights: np.ndarray = field(repr=False)   # (ny, nx) [m]
+    size: tuple = (1.0, 1.0)                  # extent along x and y [m]
+
+    @property
+    def spacing(self):
+        ny, nx = self.heights.shape
+        return self.size[0] / (nx - 1), self.size[1] / (ny - 1)
+
+
+Shape = Box | Sphere | Cylinder | Capsule | Plane | Mesh | Heightfield
 
 
 @dataclass(frozen=True)
@@ -82,7 +95,7 @@ def _load_mesh_file(path: str, mtime: float):
     return vertices, faces
 
 
-def load_mesh(path: str, scale=(1.0, 1.0, 1.0)) -> Mesh:
+def load_mesh(path: str, scale=(1.0, 1.0, 1.0), concave: bool = False) -> Mesh:
     """Load a triangle mesh file; raises FileNotFoundError or MeshLoadError."""
     if not os.path.isfile(path):
         raise FileNotFoundError(path)
@@ -91,7 +104,7 @@ def load_mesh(path: str, scale=(1.0, 1.0, 1.0)) -> Mesh:
     if scale != (1.0, 1.0, 1.0):
         vertices = vertices * np.asarray(scale)
         vertices.setflags(write=False)
-    return Mesh(path=path, scale=scale, vertices=vertices, faces=faces)
+    return Mesh(path=path, scale=scale, vertices=vertices, faces=faces, concave=concave)
 
 
 def mass_properties(shape: Shape, mass: float) -> MassProperties:
@@ -111,6 +124,20 @@ def mass_properties(shape: Shape, mass: float) -> MassProperties:
     if isinstance(shape, Mesh):
         return _mesh_mass_properties(shape, mass)
     raise ValueError(f"{type(shape).__name__} has no volume to distribute mass over")
+
+
+def heightfield_from(heights, size) -> Heightfield:
+    """A validated Heightfield: heights (ny, nx >= 2) finite, size two positive extents [m]."""
+    h = np.array(heights, dtype=np.float64)
+    if h.ndim != 2 or h.shape[0] < 2 or h.shape[1] < 2:
+        raise ValueError(f"heights must be a grid of at least 2 x 2 values, got shape {h.shape}")
+    if not np.all(np.isfinite(h)):
+        raise ValueError("heights contain NaN or infinity")
+    size = tuple(float(v) for v in size)
+    if len(size) != 2 or min(size) <= 0 or not all(np.isfinite(size)):
+        raise ValueError(f"size must be two positive extents [m], got {size}")
+    h.setflags(write=False)
+    return Heightfield(h, size)
 
 
 def _capsule_mass_properties(r: float, h: float, mass: float) -> MassProperties:

@@ -35,7 +35,8 @@ POSE_KEYS = {"position", "orientation"}
 SURFACE_KEYS = {"kRestitution", "kFriction", "kStiffness", "kDamping", "padding"}
 CONTROLLER_KEYS = {"kp", "ki", "kd"}
 PLUGIN_KEYS = {"name", "config"}
-GEOMETRY_KINDS = {"box", "sphere", "cylinder", "capsule", "mesh", "plane"}
+GEOMETRY_KINDS = {"box", "sphere", "cylinder", "capsule", "mesh", "plane", "heightfield"}
+HEIGHTFIELD_KEYS = {"heights", "file", "size"}
 
 
 class _Map(dict):
@@ -147,7 +148,7 @@ class _Context:
         if len(kinds) != 1:
             raise self.error(where, f"needs exactly one of {sorted(GEOMETRY_KINDS)}", node)
         kind = kinds[0]
-        allowed = {kind, "scale"} if kind == "mesh" else {kind}
+        allowed = {kind, "scale", "concave"} if kind == "mesh" else {kind}
         self.mapping(node, where, allowed)
         value = node[kind]
         w = f"{where}.{kind}"
@@ -167,14 +168,46 @@ class _Context:
                 raise self.error(f"{w}.normal", "must be non-zero", value)
             return geo.Plane(tuple(normal / np.linalg.norm(normal)),
                              self.number(value.get("offset", 0.0), f"{w}.offset"))
+        if kind == "heightfield":
+            return self.heightfield(value, w)
         path = self.file_path(value, w)
         scale = self.vector(node.get("scale", [1, 1, 1]), 3, f"{where}.scale", positive=True)
+        concave = node.get("concave", False)
+        if not isinstance(concave, bool):
+            raise self.error(f"{where}.concave", f"expected true or false, got {concave!r}", node)
         try:
-            return geo.load_mesh(path, tuple(scale))
+            return geo.load_mesh(path, tuple(scale), concave)
         except FileNotFoundError:
             raise self.error(w, f"mesh file not found: {value} (resolved to {path})", node) from None
         except geo.MeshLoadError as exc:
             raise self.error(w, f"mesh {value}: {exc}", node) from None
+
+
+def _heightfield(self, node, where: str):
+    """{heights: [[z, ...], ...] (rows along y) | file: grid.npy, size: [extent x, extent y]}"""
+    self.mapping(node, where, HEIGHTFIELD_KEYS, required=("size",))
+    if ("heights" in node) == ("file" in node):
+        raise self.error(where, "needs exactly one of 'heights' or 'file'", node)
+    if "file" in node:
+        path = self.file_path(node["file"], f"{where}.file")
+        try:
+            heights = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise self.error(f"{where}.file", f"cannot read {path}: {exc}", node) from None
+    else:
+        heights = node["heights"]
+        if not isinstance(heights, list) or not all(isinstance(row, list) for row in heights):
+            raise self.error(f"{where}.heights", "expected a list of rows of numbers", node)
+        if len({len(row) for row in heights}) > 1:
+            raise self.error(f"{where}.heights", "rows have different lengths", node)
+    size = self.vector(node["size"], 2, f"{where}.size", positive=True)
+    try:
+        return geo.heightfield_from(heights, size)
+    except (ValueError, TypeError) as exc:
+        raise self.error(where, str(exc), node) from None
+
+
+_Context.heightfield = _heightfield
 
 
 def load_world_file(world, path: Path):

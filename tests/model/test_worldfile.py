@@ -169,3 +169,44 @@ def test_klampt_style_loaders(tmp_path):
         world.loadRigidObject(one_link)
     with pytest.raises(sim_node.ModelLoadError, match="unknown world file type"):
         world.readFile(tmp_path / "world.txt")
+
+
+def test_heightfield_terrains_inline_or_from_a_file_and_concave_meshes(tmp_path):
+    np.save(tmp_path / "grid.npy", np.arange(12, dtype=float).reshape(3, 4) * 0.01)
+    (tmp_path / "box.obj").write_text(
+        "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
+        "f 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\nf 2 3 7\nf 2 7 6\nf 3 4 8\nf 3 8 7\nf 4 1 5\nf 4 5 8\n")
+    path = write(tmp_path, """
+terrains:
+  - name: inline
+    geometry: {heightfield: {heights: [[0, 0.1], [0.2, 0.3]], size: [2.0, 1.0]}}
+  - name: filed
+    geometry: {heightfield: {file: grid.npy, size: [3.0, 2.0]}}
+rigid_objects:
+  - name: tray
+    geometry: {mesh: box.obj, concave: true}
+    mass: 1.0
+""")
+    world = sim_node.WorldModel()
+    world.readFile(path)
+    inline = world.terrain("inline").geometry[0].shape
+    assert isinstance(inline, geo.Heightfield) and inline.heights.shape == (2, 2)
+    assert inline.spacing == (2.0, 1.0)
+    filed = world.terrain("filed").geometry[0].shape
+    assert filed.heights.shape == (3, 4) and filed.spacing == (1.0, 1.0)
+    assert world.rigidObject("tray").geometry[0].shape.concave is True
+
+
+@pytest.mark.parametrize("geometry, problem", [
+    ("{heightfield: {heights: [[0, 1], [2]], size: [1, 1]}}", "rows have different lengths"),
+    ("{heightfield: {heights: [[0, 1]], size: [1, 1]}}", "at least 2 x 2"),
+    ("{heightfield: {heights: [[0, 1], [2, 3]]}}", "missing required key 'size'"),
+    ("{heightfield: {heights: [[0, 1], [2, 3]], file: x.npy, size: [1, 1]}}", "exactly one of"),
+    ("{heightfield: {file: missing.npy, size: [1, 1]}}", "cannot read"),
+    ("{mesh: ../meshes/table.stl, concave: yes please}", "expected true or false"),
+])
+def test_malformed_heightfield_or_mesh_options_are_reported(tmp_path, geometry, problem):
+    geometry = geometry.replace("../meshes/table.stl", str(REPO / "data" / "meshes" / "table.stl"))
+    path = write(tmp_path, f"terrains:\n  - name: t\n    geometry: {geometry}\n")
+    with pytest.raises(sim_node.WorldFileError, match=problem):
+        sim_node.WorldModel().readFile(path)
