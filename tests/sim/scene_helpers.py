@@ -1,0 +1,39 @@
+"""Helpers of the scene tests: worlds, written as world-file YAML, and helpers over the engine scene."""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import sim_node  # noqa: E402
+from sim_node.sim.build import build_scene  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+DT = 0.001
+
+
+def world_from_yaml(text: str, tmp_path: Path, name="world.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    world = sim_node.WorldModel()
+    world.readFile(path)
+    return world
+
+
+def quat_about(axis, angle):
+    """(x, y, z, w) of a rotation by angle [rad] about a unit axis."""
+    s = math.sin(angle / 2)
+    return [axis[0] * s, axis[1] * s, axis[2] * s, math.cos(angle / 2)]
+
+
+def ground(friction=0.5, restitution=0.0, extra=""):
+    return f"""terrains:
+  - name: ground
+    geometry: {{plane: {{normal: [0, 0, 1], offset: 0.0}}}}
+    surface: {{kFriction: {friction}, kRestitution: {restitution}{extra}}}
+"""
