@@ -68,6 +68,7 @@ ctypedef struct RobotC:
     double* v_des         # [nv]
     double* tau           # [nv] actuator output of this step
     double* tau_ext       # [nv] external generalized force of this step (applied wrenches)
+    double* tau_net       # [nv] scratch: all generalized forces the free velocity sees
     const double* effort  # [nv] torque limits
     const int* dof_q      # [nv] index of each DOF's coordinate in q (-1: floating base)
     const double* q_lower # [nq] position limits

@@ -363,7 +363,7 @@ cdef class Scene:
                 "q": np.array(spec["q"], dtype=np.float64), "v": np.array(spec["v"], dtype=np.float64),
                 "q_next": np.zeros(nq), "tau_ff": np.zeros(nv), "kp": np.zeros(nv),
                 "kd": np.zeros(nv), "q_des": np.zeros(nv), "v_des": np.zeros(nv),
-                "tau": np.zeros(nv), "tau_ext": np.zeros(nv),
+                "tau": np.zeros(nv), "tau_ext": np.zeros(nv), "tau_net": np.zeros(nv),
                 "effort": np.array(spec["effort"], dtype=np.float64),
                 "dof_q": np.array(spec["dof_q"], dtype=np.int32),
                 "q_lower": np.array(spec["q_lower"], dtype=np.float64),
@@ -388,6 +388,7 @@ cdef class Scene:
             r.v_des = _ptr(arrays["v_des"])
             r.tau = _ptr(arrays["tau"])
             r.tau_ext = _ptr(arrays["tau_ext"])
+            r.tau_net = _ptr(arrays["tau_net"])
             r.effort = _ptr(arrays["effort"])
             r.dof_q = <const int*> cnp.PyArray_DATA(arrays["dof_q"])
             r.q_lower = _ptr(arrays["q_lower"])
@@ -902,9 +903,10 @@ cdef class Scene:
         for r in range(self.nrobot):
             rob = &self.robots[r]
             ddq = rob.data.ddq
+            # (not data.tmp: ABA's fallback for mimic joints uses it)
             for k in range(rob.model.nv):
-                rob.data.tmp[k] = rob.tau[k] + rob.tau_ext[k] - rob.damping[k] * rob.v[k]
-            if not aba(rob.model, rob.data, rob.q, rob.v, rob.data.tmp, self.g, ddq):
+                rob.tau_net[k] = rob.tau[k] + rob.tau_ext[k] - rob.damping[k] * rob.v[k]
+            if not aba(rob.model, rob.data, rob.q, rob.v, rob.tau_net, self.g, ddq):
                 return False
             for k in range(rob.model.nv):
                 self.vel0[rob.vel_offset + k] = rob.v[k]
