@@ -1,20 +1,23 @@
-"""Headless demo: load a world, simulate its fixed-base robots under PID control with the
-articulated-body dynamics, and print what happened.
+"""Headless demo: load a world, simulate everything in it with the engine (dynamics and
+boundary-layer contact), and print what happened.
 
-Free bodies (rigid objects, floating-base robots) need contact to stand on anything; until
-the contact solver lands they are listed but kept at rest.
+Robots hold their initial configuration with the world file's PD gains (the engine's PD
+actuators; the integral term and the full controller API arrive with the simulator); the first
+fixed-base robot then moves two joints. Rigid objects fall and settle on whatever holds them.
 """
 from __future__ import annotations
 
+import os
 import time
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # idle BLAS threads would spin on a core
 
-from sim_node.engine.aba import forward_dynamics
-from sim_node.engine.integrate import integrate
-from sim_node.model.robot import RobotModel
-from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel
-from sim_node.resources import default_world
+import numpy as np  # noqa: E402
+
+from sim_node.model.robot import RobotModel  # noqa: E402
+from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel  # noqa: E402
+from sim_node.resources import default_world  # noqa: E402
+from sim_node.sim.build import build_scene  # noqa: E402
 
 
 def _smoothstep(s: float) -> float:
@@ -22,47 +25,20 @@ def _smoothstep(s: float) -> float:
     return s * s * (3.0 - 2.0 * s)
 
 
-def simulate_robot(robot, gravity, dt: float, duration: float, move: dict, out=print):
-    """PID-hold the initial configuration, then move the joints in `move` {joint: delta} over
-    the middle of the run; returns the per-joint tracking error at the end [rad or m]."""
-    gains = robot.settings.get("controller", {})
-    names = robot.getJointNames()
-    kp = np.array([gains.get("kp", {}).get(n, 100.0) for n in names])
-    ki = np.array([gains.get("ki", {}).get(n, 0.0) for n in names])
-    kd = np.array([gains.get("kd", {}).get(n, 10.0) for n in names])
-    effort = robot.getTorqueLimits()
-    damping = robot.structure.damping
-    q0 = robot.getConfig()
-    target_delta = np.array([move.get(n, 0.0) for n in names])
-    q = q0.copy()
-    v = np.zeros(robot.model.nv)
-    integral = np.zeros(len(names))
-    model, data = robot.model, robot.data
-    steps = int(round(duration / dt))
-    peak_torque = np.zeros(len(names))
-    t_move0, t_move1 = 0.25 * duration, 0.75 * duration
-    wall = time.perf_counter()
-    for k in range(steps):
-        t = k * dt
-        q_des = q0 + target_delta * _smoothstep((t - t_move0) / (t_move1 - t_move0))
-        error = q_des - q
-        integral += error * dt
-        tau = np.clip(kp * error - kd * v + ki * integral, -effort, effort)
-        peak_torque = np.maximum(peak_torque, np.abs(tau))
-        ddq = forward_dynamics(model, data, q, v, tau - damping * v, gravity)
-        v = v + dt * ddq                      # semi-implicit Euler
-        q = integrate(model, q, v, dt)
-    wall = time.perf_counter() - wall
-    robot.setConfig(q)
-    robot.setVelocity(v)
-    final_error = (q0 + target_delta) - q
-    out(f"  simulated {duration:.1f} s in {steps} steps of {dt * 1e3:g} ms "
-        f"({steps / wall:,.0f} steps/s including the Python PID loop)")
-    for i, name in enumerate(names):
-        if target_delta[i] != 0.0 or abs(final_error[i]) > 1e-3:
-            out(f"    {name:16s} moved {target_delta[i]:+.3f} -> error {final_error[i]:+.2e}, "
-                f"peak torque {peak_torque[i]:.1f} of {effort[i]:g}")
-    return final_error
+def _describe(world, out):
+    for i in range(world.numIDs()):
+        entity = world.getEntity(i)
+        if isinstance(entity, RobotModel):
+            out(f"  [{i:2d}] robot {entity.getName()}: {entity.numLinks()} links (IDs {i + 1}.."
+                f"{i + entity.numLinks()}), {len(entity.getJointNames())} joints, "
+                f"{'floating' if entity.isFloatingBase() else 'fixed'} base, "
+                f"{entity.getTotalMass():.2f} kg")
+        elif isinstance(entity, RigidObjectModel):
+            out(f"  [{i:2d}] rigid object {entity.getName()}: {entity.getMass().getMass():.2f} kg "
+                f"at {np.round(entity.getTransform()[1], 3).tolist()}")
+        elif isinstance(entity, TerrainModel):
+            out(f"  [{i:2d}] terrain {entity.getName()}: "
+                f"{type(entity.getCollisionGeometry()[0].shape).__name__.lower()}")
 
 
 def run(world_path=None, duration: float = 4.0, out=print) -> WorldModel:
@@ -74,35 +50,71 @@ def run(world_path=None, duration: float = 4.0, out=print) -> WorldModel:
     sim = world.simulation
     out(f"  physics_dt {sim.physics_dt} s, gravity {tuple(sim.gravity)} m/s^2, "
         f"padding {sim.padding} m, max_contacts {sim.max_contacts}")
-    for i in range(world.numIDs()):
-        entity = world.getEntity(i)
-        if isinstance(entity, RobotModel):
-            out(f"  [{i:2d}] robot {entity.getName()}: {entity.numLinks()} links (IDs {i + 1}.."
-                f"{i + entity.numLinks()}), {len(entity.getJointNames())} joints, "
-                f"{'floating' if entity.isFloatingBase() else 'fixed'} base, "
-                f"{entity.getTotalMass():.2f} kg, COM {np.round(entity.getCom(), 3).tolist()}")
-        elif isinstance(entity, RigidObjectModel):
-            out(f"  [{i:2d}] rigid object {entity.getName()}: {entity.getMass().getMass():.2f} kg "
-                f"at {np.round(entity.getTransform()[1], 3).tolist()}")
-        elif isinstance(entity, TerrainModel):
-            out(f"  [{i:2d}] terrain {entity.getName()}: "
-                f"{type(entity.getCollisionGeometry()[0].shape).__name__.lower()}")
-    gravity = np.array(sim.gravity)
+    _describe(world, out)
+    layout = build_scene(world)
+    scene = layout.scene
+    dt = sim.physics_dt
+
+    # PD hold of every robot's initial configuration; the first fixed-base robot also moves
+    mover, move, targets = None, {}, []
     for r in range(world.numRobots()):
         robot = world.robot(r)
+        st = robot.structure
+        gains = robot.settings.get("controller", {})
+        q0 = robot.getConfig()
+        for name in robot.getJointNames():
+            v, q = st.joint_v_index[name], st.joint_q_index[name]
+            scene.robot_kp[r][v] = gains.get("kp", {}).get(name, 100.0)
+            scene.robot_kd[r][v] = gains.get("kd", {}).get(name, 10.0)
+            scene.robot_q_des[r][v] = q0[q]
+        targets.append(scene.robot_q_des[r].copy())
+        if mover is None and not robot.isFloatingBase() and len(robot.getJointNames()) >= 4:
+            names = robot.getJointNames()
+            mover, move = r, {st.joint_v_index[names[0]]: 0.5, st.joint_v_index[names[3]]: 0.3}
+
+    steps = int(round(duration / dt))
+    seen = set()
+    deepest = 0.0
+    wall = time.perf_counter()
+    for k in range(steps):
+        if mover is not None:
+            s = _smoothstep((k * dt - 0.25 * duration) / (0.5 * duration))
+            for v, delta in move.items():
+                scene.robot_q_des[mover][v] = targets[mover][v] + s * delta
+        scene.step(dt)
+        if scene.status != 0:
+            out(f"  simulation became unstable at t = {scene.time:.3f} s (status {scene.status})")
+            break
+        if k % 10 == 0 and scene.ncontact:
+            pairs = scene.pair_arrays()
+            for a, b, touched in zip(pairs["body_a"], pairs["body_b"], pairs["touched"]):
+                if touched:
+                    seen.add(tuple(sorted((world.getName(layout.id_of_body[a]),
+                                           world.getName(layout.id_of_body[b])))))
+            deepest = max(deepest, -scene.contact_arrays()["distance"].min())
+    wall = time.perf_counter() - wall
+    out(f"Simulated {scene.time:.2f} s in {steps} steps of {dt * 1e3:g} ms: {wall:.2f} s wall "
+        f"({scene.time / wall:.1f}x real time, {wall / steps * 1e6:.0f} us/step)")
+    out(f"  {len(seen)} touching pairs seen; now {scene.ncontact} contacts in {scene.npatch} pairs; "
+        f"real geometries never overlapped by more than {max(deepest, 0.0) * 1e3:.2f} mm")
+    for a, b in sorted(seen):
+        out(f"    {a} - {b}")
+    for i in range(world.numRigidObjects()):
+        obj = world.rigidObject(i)
+        state = scene.free_state[layout.free_of_object[i]]
+        out(f"  {obj.getName():15s} settled at {np.round(state[:3], 3).tolist()} "
+            f"(speed {np.linalg.norm(state[7:10]):.1e} m/s)")
+    for r in range(world.numRobots()):
+        robot = world.robot(r)
+        st = robot.structure
+        errors = [targets[r][st.joint_v_index[n]] + (move.get(st.joint_v_index[n], 0.0) if r == mover else 0.0)
+                  - scene.robot_q[r][st.joint_q_index[n]] for n in robot.getJointNames()]
+        robot.setConfig(scene.robot_q[r])
+        line = f"  robot {robot.getName()}: joint error max {np.abs(errors).max():.1e}"
         if robot.isFloatingBase():
-            out(f"Robot {robot.getName()}: floating base, kept at rest (needs ground contact)")
-            continue
-        names = robot.getJointNames()
-        move = {names[0]: 0.5}
-        if len(names) > 3:
-            move[names[3]] = 0.3
-        out(f"Robot {robot.getName()}: PID hold against gravity, then move "
-            + ", ".join(f"{k} by {v:+.2f}" for k, v in move.items()))
-        tip = robot.link(robot.numLinks() - 1)
-        start = tip.getWorldPosition([0, 0, 0])
-        simulate_robot(robot, gravity, sim.physics_dt, duration, move, out)
-        end = tip.getWorldPosition([0, 0, 0])
-        out(f"    link {tip.getName()} went from {np.round(start, 3).tolist()} to "
-            f"{np.round(end, 3).tolist()} (world, m)")
+            line += f", base at {np.round(scene.robot_q[r][:3], 3).tolist()}"
+        if r == mover:
+            line += ", moved " + ", ".join(f"{robot.getJointNames()[[st.joint_v_index[n] for n in robot.getJointNames()].index(v)]} by {d:+.2f}"
+                                           for v, d in move.items())
+        out(line)
     return world
