@@ -21,9 +21,14 @@ the origin lies beyond; no Gram determinants, so collinear and coplanar simplice
 EPA (expanding polytope, van den Bergen 2001) when the origin is in M (the cores touch or
 overlap): grow a polytope P inside M that contains the origin; repeatedly take the face of P
 closest to the origin, add s_M(face normal), re-triangulate the visible region (horizon found
-by a walk over face adjacency). The closest face's distance is a lower bound of the depth and
-s_M(n).n an upper bound; stop when they agree. Cores of dimension < 3 (point, segment, flat
-shapes such as triangles) give depth 0 in closed form along the missing dimension.
+by a walk over face adjacency). The closest face's distance d is a lower bound of the depth,
+h_M(n) = n.s_M(n) an upper bound and exactly the translation along n that makes the shapes
+touch; stop when they agree and report h_M(n), the deepest points being the face's points moved
+onto the two support planes. Cores of dimension < 3 (point, segment, flat shapes such as
+triangles) give depth 0 in closed form along the missing dimension. A direction pushing out
+sideways of a cylinder or capsule is snapped into the plane orthogonal to its axis (EPA's faces
+there tilt across the kink of h_M), and nearly coaxial shapes, for which EPA exhausts its
+vertices, get a final 1-D minimisation of h_M over the radial directions.
 
 Deterministic: no randomness, fixed iteration caps (GJK_MAX_ITERATIONS, EPA_MAX_VERTICES).
 """
@@ -31,7 +36,7 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.float cimport DBL_EPSILON
-from libc.math cimport INFINITY, fabs, sqrt
+from libc.math cimport INFINITY, M_PI, cos, fabs, sin, sqrt
 from libc.string cimport memset
 
 from sim_node.engine.arguments cimport as_matrix, as_vector, data_ptr
@@ -184,6 +189,13 @@ cdef double _scale(const ConvexC* c) noexcept nogil:
     if c.type == SHAPE_TRIANGLE:
         for k in range(9):
             x = fabs(c.tri[k] - c.tri[k % 3])
+            if x > m:
+                m = x
+        return m
+    # CONVEX: the largest coordinate of the hull (its root box when the mesh has one)
+    if c.mesh.bvh.nnode > 0:
+        for k in range(6):
+            x = fabs(c.mesh.bvh.bounds[k])
             if x > m:
                 m = x
         return m
@@ -728,18 +740,16 @@ cdef int _initial_polytope(const ConvexC* A, const ConvexC* B, const Simplex* s,
     cdef double n[3]
     cdef double t[3]
     cdef double u[3]
-    cdef double dirs[24]
     cdef double w[3]
     cdef double a[3]
     cdef double b[3]
     cdef double bw[3]
     cdef double ba[3]
     cdef double bb[3]
-    cdef double x, best, height, nn, area, V
-    cdef int i, j, k, m, nd
+    cdef double x, best, height, area, V
+    cdef int i, j, k, m
     cdef int keep[4]
     cdef int nkeep
-    cdef SubResult r
     cdef double Wt[9]
     P.nvert = 0
     for i in range(s.n):
@@ -982,41 +992,168 @@ cdef double _face_weights(const Polytope* P, const int* v, const double* p, cons
     return min(lam[0], min(lam[1], lam[2]))
 
 
-cdef void _snap_to_axis_planes(const ConvexC* A, const ConvexC* B, double* n, double* a,
-                               double* b) noexcept nogil:
+cdef inline double _h(const ConvexC* A, const ConvexC* B, const double* u, double* a,
+                      double* b) noexcept nogil:
+    # h_M(u) = u.s_M(u), the support function of M, with the core points that realise it
+    cdef double w[3]
+    _support_difference(A, B, u, w, a, b)
+    return dot3(u, w)
+
+
+cdef bint _snap_to_axis_planes(const ConvexC* A, const ConvexC* B, bint converged, double* n,
+                               double* a, double* b) noexcept nogil:
     # EPA's faces on the side of a cylinder join points of its two rims at different angles, so
     # their normals tilt off the plane orthogonal to the axis, across which h_M has a kink (it
     # grows with |n.axis| at first order). When the depth direction lies in that plane (a shape
-    # pushed sideways out of a cylinder or capsule; coaxial shapes, where EPA cannot converge
-    # because every radial direction is equally deep) removing the tilt removes that error.
-    # Accepted only where it lowers h_M(n) = n.(s_A(n) - s_B(-n)): never worse than EPA.
+    # pushed sideways out of a cylinder or capsule) removing the tilt removes that error.
+    # Accepted only where it lowers h_M(n): never worse than EPA. When EPA has not converged,
+    # the direction is refined further (_coaxial_refine). Returns True when that replaced a, b
+    # by points of their own (no longer supports along the face normal).
     cdef const ConvexC* c
+    cdef double e[3]
     cdef double u[3]
-    cdef double w[3]
     cdef double a2[3]
     cdef double b2[3]
-    cdef double t, norm
-    cdef int m
+    cdef double h0, h1, proj, norm
+    cdef int m, k
+    h0 = dot3(n, a) - dot3(n, b)
     for m in range(2):
         c = A if m == 0 else B
         if c.type != SHAPE_CYLINDER and c.type != SHAPE_CAPSULE:
             continue
         # the axis is the third column of R
-        t = n[0] * c.R[2] + n[1] * c.R[5] + n[2] * c.R[8]
-        if t == 0.0 or fabs(t) > 1e-2:
+        e[0] = c.R[2]
+        e[1] = c.R[5]
+        e[2] = c.R[8]
+        proj = dot3(n, e)
+        if fabs(proj) > 1e-2:
             continue
-        u[0] = n[0] - t * c.R[2]
-        u[1] = n[1] - t * c.R[5]
-        u[2] = n[2] - t * c.R[8]
+        for k in range(3):
+            u[k] = n[k] - proj * e[k]
         norm = sqrt(dot3(u, u))
-        u[0] /= norm
-        u[1] /= norm
-        u[2] /= norm
-        _support_difference(A, B, u, w, a2, b2)
-        if dot3(u, w) < dot3(n, a) - dot3(n, b):
+        for k in range(3):
+            u[k] /= norm
+        h1 = _h(A, B, u, a2, b2)
+        if h1 <= h0:
+            h0 = h1
             _copy3(u, n)
             _copy3(a2, a)
             _copy3(b2, b)
+            if not converged:
+                return _coaxial_refine(A, B, e, n, a, b)
+            return False
+    return False
+
+
+cdef bint _coaxial_refine(const ConvexC* A, const ConvexC* B, const double* e, double* n,
+                          double* a, double* b) noexcept nogil:
+    # Nearly coaxial shapes (a sphere near the axis of a cylinder, ...) are nearly equally deep
+    # in every radial direction, so EPA runs out of vertices before it resolves the best one.
+    # n is orthogonal to the axis e; minimise h_M over the circle of such directions,
+    # u(x) = cos(x) n + sin(x) t (t = e x n): 24 samples, then golden-section search between
+    # the neighbours of the best (h_M restricted to the circle is smooth and, for nearly
+    # coaxial shapes, unimodal). If that lowers h_M, n becomes the new direction. Either way
+    # a, b become the midpoints of the two support segments along e (where the contact lines
+    # overlap), so that a - b stays along n: EPA's face points are unreliable when it stopped at
+    # its vertex cap. Returns True.
+    cdef double t[3]
+    cdef double u[3]
+    cdef double a2[3]
+    cdef double b2[3]
+    cdef double lo_a[3]
+    cdef double hi_a[3]
+    cdef double lo_b[3]
+    cdef double hi_b[3]
+    cdef double d[3]
+    cdef double h0 = dot3(n, a) - dot3(n, b)
+    cdef double golden = 0.6180339887498949
+    cdef double step = 2.0 * M_PI / 24.0
+    cdef double x, h, best_x, best_h, lo, hi, x1, x2, h1, h2, ta0, ta1, tb0, tb1, lo_t, hi_t, mid
+    cdef int k, it
+    cross3(e, n, t)
+    best_x = 0.0
+    best_h = h0
+    for k in range(1, 24):
+        x = k * step
+        h = _h_at(A, B, n, t, x)
+        if h < best_h:
+            best_h = h
+            best_x = x
+    lo = best_x - step
+    hi = best_x + step
+    x1 = hi - golden * (hi - lo)
+    x2 = lo + golden * (hi - lo)
+    h1 = _h_at(A, B, n, t, x1)
+    h2 = _h_at(A, B, n, t, x2)
+    for it in range(56):      # 2 step * 0.618^56: 1e-12 rad
+        if h1 <= h2:
+            hi = x2
+            x2 = x1
+            h2 = h1
+            x1 = hi - golden * (hi - lo)
+            h1 = _h_at(A, B, n, t, x1)
+        else:
+            lo = x1
+            x1 = x2
+            h1 = h2
+            x2 = lo + golden * (hi - lo)
+            h2 = _h_at(A, B, n, t, x2)
+    x = 0.5 * (lo + hi)
+    for k in range(3):
+        u[k] = cos(x) * n[k] + sin(x) * t[k]
+    h = _h(A, B, u, a2, b2)
+    if not h < h0:
+        _copy3(n, u)
+    # the support sets of A along u and of B along -u contain segments along e (the side of a
+    # cylinder, a capsule's axis): their ends are the supports along the slightly tilted
+    # directions +-u + 1e-7 e
+    for k in range(3):
+        d[k] = u[k] + 1e-7 * e[k]
+    support_core(A, d, hi_a)
+    for k in range(3):
+        d[k] = u[k] - 1e-7 * e[k]
+    support_core(A, d, lo_a)
+    for k in range(3):
+        d[k] = -u[k] + 1e-7 * e[k]
+    support_core(B, d, hi_b)
+    for k in range(3):
+        d[k] = -u[k] - 1e-7 * e[k]
+    support_core(B, d, lo_b)
+    ta0 = dot3(lo_a, e)
+    ta1 = dot3(hi_a, e)
+    tb0 = dot3(lo_b, e)
+    tb1 = dot3(hi_b, e)
+    lo_t = max(ta0, tb0)
+    hi_t = min(ta1, tb1)
+    mid = 0.5 * (lo_t + hi_t)
+    _point_at(lo_a, hi_a, ta0, ta1, mid, a)
+    _point_at(lo_b, hi_b, tb0, tb1, mid, b)
+    _copy3(u, n)
+    return True
+
+
+cdef void _point_at(const double* p0, const double* p1, double t0, double t1, double t,
+                    double* out) noexcept nogil:
+    # the point of the segment [p0, p1] whose coordinate (t0 at p0, t1 at p1) is t, clamped
+    cdef double s = 0.0
+    if t1 > t0:
+        s = min(max((t - t0) / (t1 - t0), 0.0), 1.0)
+    out[0] = p0[0] + s * (p1[0] - p0[0])
+    out[1] = p0[1] + s * (p1[1] - p0[1])
+    out[2] = p0[2] + s * (p1[2] - p0[2])
+
+
+cdef double _h_at(const ConvexC* A, const ConvexC* B, const double* n, const double* t,
+                  double x) noexcept nogil:
+    # h_M(cos(x) n + sin(x) t)
+    cdef double u[3]
+    cdef double a[3]
+    cdef double b[3]
+    cdef double c = cos(x), s = sin(x)
+    u[0] = c * n[0] + s * t[0]
+    u[1] = c * n[1] + s * t[1]
+    u[2] = c * n[2] + s * t[2]
+    return _h(A, B, u, a, b)
 
 
 cdef int _epa(const ConvexC* A, const ConvexC* B, const Simplex* s, double eps, double tol,
@@ -1033,10 +1170,9 @@ cdef int _epa(const ConvexC* A, const ConvexC* B, const Simplex* s, double eps, 
     cdef double Pp[3]
     cdef double lam[3]
     cdef double r1[3]
-    cdef double r2[3]
     cdef double x[3]
-    cdef double dmin, gap, lsum, sign
-    cdef int dim, it, f, best, k, m
+    cdef double dmin, gap, lsum, sign, shift_a, shift_b
+    cdef int dim, it, f, k, m
     cdef int best_v[3]
     cdef double best_n[3]
     cdef double best_d, inside
@@ -1044,6 +1180,7 @@ cdef int _epa(const ConvexC* A, const ConvexC* B, const Simplex* s, double eps, 
     cdef double best_b[3]
     cdef double lam2[3]
     cdef bint intact = True
+    cdef bint converged = False
     flat_normal[0] = 0.0
     flat_normal[1] = 0.0
     flat_normal[2] = 1.0
@@ -1089,6 +1226,9 @@ cdef int _epa(const ConvexC* A, const ConvexC* B, const Simplex* s, double eps, 
         return 0
     _tetrahedron_faces(P)
     best_d = INFINITY
+    for k in range(3):
+        best_a[k] = 0.0
+        best_b[k] = 0.0
     for it in range(EPA_MAX_VERTICES):
         # the face closest to the origin (first on ties: deterministic)
         f = -1
@@ -1108,7 +1248,10 @@ cdef int _epa(const ConvexC* A, const ConvexC* B, const Simplex* s, double eps, 
         _copy3(a, best_a)
         _copy3(b, best_b)
         gap = dot3(w, P.face[f].n) - dmin
-        if gap <= tol or P.nvert == EPA_MAX_VERTICES:
+        if gap <= tol:
+            converged = True
+            break
+        if P.nvert == EPA_MAX_VERTICES:
             break
         _add_vertex(P, w, a, b)
         if not _expand(P, f, P.nvert - 1):
@@ -1157,12 +1300,14 @@ cdef int _epa(const ConvexC* A, const ConvexC* B, const Simplex* s, double eps, 
     # makes A and B touch. Report that one (on a curved M, where EPA can stop at its vertex
     # cap, it is also the far better estimate: second order in the direction error), with the
     # face's points moved along n onto the support planes n.x = n.a and n.x = n.b.
-    _snap_to_axis_planes(A, B, best_n, best_a, best_b)
-    sign = dot3(best_n, best_a) - dot3(best_n, pa)
-    lsum = dot3(best_n, best_b) - dot3(best_n, pb)
+    if _snap_to_axis_planes(A, B, converged, best_n, best_a, best_b):
+        _copy3(best_a, pa)
+        _copy3(best_b, pb)
+    shift_a = dot3(best_n, best_a) - dot3(best_n, pa)
+    shift_b = dot3(best_n, best_b) - dot3(best_n, pb)
     for k in range(3):
-        pa[k] += sign * best_n[k]
-        pb[k] += lsum * best_n[k]
+        pa[k] += shift_a * best_n[k]
+        pb[k] += shift_b * best_n[k]
         # the outward normal of M at the deepest point points from A towards B
         normal[k] = -best_n[k]
     depth[0] = dot3(best_n, best_a) - dot3(best_n, best_b)

@@ -663,6 +663,35 @@ def test_sphere_centred_inside_a_box():
         assert abs(n[2]) == pytest.approx(1.0, abs=1e-12)
 
 
+def test_nearly_coaxial_shapes_inside_a_cylinder():
+    # every radial direction is (nearly) equally deep: EPA alone cannot resolve the best one
+    rng = np.random.default_rng(15)
+    for _ in range(20):
+        R, H = rng.uniform(0.3, 0.8), rng.uniform(0.3, 0.8)
+        Q = rotation(rng)
+        cyl = dict(type="cylinder", size=[R, H], R=Q, p=rng.uniform(-1, 1, 3))
+        rho, z, phi = rng.choice([0.0, 1e-6, 1e-3, 2e-2]), rng.uniform(-0.1, 0.1), rng.uniform(0, 6.3)
+        offset = Q @ [rho * np.cos(phi), rho * np.sin(phi), z]
+        r = rng.uniform(0.05, 0.2)
+        hl = rng.uniform(0.05, 0.2)
+        cases = [
+            # sphere: out sideways (R - rho + r) or through a cap (H - |z| + r)
+            (dict(type="sphere", size=[r], p=cyl["p"] + offset), r + min(R - rho, H - abs(z))),
+            # capsule on a parallel axis: sideways, or along the axis
+            (dict(type="capsule", size=[r, hl], R=Q, p=cyl["p"] + offset),
+             min(R - rho + r, H + hl + r - abs(z))),
+            # cylinder on a parallel axis: the Minkowski difference is a cylinder of radius R + r
+            (dict(type="cylinder", size=[r, hl], R=Q, p=cyl["p"] + offset),
+             min(R + r - rho, H + hl - abs(z))),
+        ]
+        for shape, depth in cases:
+            for a, b in ((shape, cyl), (cyl, shape)):
+                result = gjk.distance(a, b)
+                assert result[4] == 1
+                assert -result[0] == pytest.approx(depth, abs=PENETRATION_RTOL * (R + H))
+                check_certificate(a, b, result)
+
+
 def test_zero_length_capsule_is_a_sphere_and_zero_radius_sphere_is_a_point():
     rng = np.random.default_rng(11)
     for kind in KINDS:
