@@ -502,10 +502,11 @@ cdef int _gjk(const ConvexC* A, const ConvexC* B, double bound, double tol_gap, 
         d[1] = -v[1]
         d[2] = -v[2]
         _support_difference(A, B, d, w, a, b)
-        # every point x of M has v.x >= v.w, so v.w / |v| is a lower bound of the distance
+        # every point x of M has v.x >= v.w, so v.w / |v| is a lower bound of the distance;
+        # only a positive one proves the cores apart (and bounds the signed distance too)
         vw = dot3(v, w)
         lower[0] = vw / vnorm
-        if vw > bound * vnorm:
+        if vw > 0.0 and vw > bound * vnorm:
             return GJK_BEYOND
         if vv - vw <= tol_gap * vnorm:
             return GJK_SEPARATED

@@ -774,6 +774,20 @@ def test_far_pairs_stop_early_with_a_lower_bound(kind_a, kind_b):
         assert gjk.distance(a, b, exact[0] + 1.0)[4] == 0
 
 
+@pytest.mark.parametrize("kind_a,kind_b", PAIRS)
+def test_negative_max_distance_never_hides_a_deeper_overlap(kind_a, kind_b):
+    rng = np.random.default_rng(16)
+    for gap in (0.9, 0.6, 0.3, 0.1):
+        a, b = placed_pair(rng, kind_a, kind_b, gap)
+        exact = gjk.distance(a, b)
+        for max_distance in (exact[0] - 0.1, exact[0] + 1e-3, -1e-3):
+            d, *_, status = gjk.distance(a, b, max_distance)
+            if status == 2:
+                assert max_distance < d <= exact[0] + 1e-12
+            else:
+                assert d == pytest.approx(exact[0], abs=1e-12)
+
+
 def test_iterations_are_bounded():
     rng = np.random.default_rng(14)
     for kind_a, kind_b in PAIRS:
