@@ -312,7 +312,7 @@ cdef class Scene:
         free(self.separated)
 
     def __init__(self, *, robots, free_bodies, bodies, shapes, meshes, gravity=(0.0, 0.0, -9.81),
-                 max_contacts=20, max_iterations=100, tolerance=1e-5, regularization=0.02):
+                 max_contacts=20, max_iterations=30, tolerance=1e-5, regularization=0.02):
         """robots: list of dicts (model, q, v, q_lower, q_upper, effort, dry_friction, damping,
         dof_q, first_body, self_collision); free_bodies: list of dicts (mass, com_B, I_B,
         state (13), kinematic, body); bodies: list of dicts (kind, index, robot_body, id,
