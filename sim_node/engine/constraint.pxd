@@ -21,11 +21,9 @@ ctypedef struct ContactC:
     double rho            # distance from the patch centroid, across the normal [m]
     # solver data (normal row)
     double lam            # normal impulse [N s]
-    double lam_ws         # its warm start (centre of the solver's proximal regularisation)
     double D              # J M^-1 J^T
     double target         # normal velocity the solve aims at [m/s]
     double gamma          # soft-contact compliance [m/(N s)] (0: rigid)
-    double approach       # normal velocity before the solve [m/s]
     double bounce         # 1 when the target is a restitution bounce (no regularisation)
     double bias           # normal velocity contributed by kinematic sides (no DOFs) [m/s]
     int jw_a              # offset of side a in the jw buffer, -1 if a has no DOFs
@@ -49,7 +47,6 @@ ctypedef struct PatchC:
     # solver data (rows t1, t2 at the centroid; torsion about the normal)
     double lam[3]         # friction impulse [N s] along t1, t2; torsional impulse [N m s]
     double D[9]           # J M^-1 J^T (3 x 3)
-    double Dinv[9]
     double Dt_eig[2]      # eigen-decomposition of the tangential 2 x 2 block
     double Dt_rot[2]      # (cos, sin) of the first eigenvector in the (t1, t2) basis
     int jw_a

@@ -1107,7 +1107,6 @@ cdef class Scene:
                 for j in range(c.nv_b):
                     u_n += self.jw[c.jw_b + j] * self.vel[c.vel_b + j]
                     u_start += self.jw[c.jw_b + j] * self.vel0[c.vel_b + j]
-            c.approach = u_n
             rest = REST_GAP_FRACTION * (self.bodies[c.body_a].padding + self.bodies[c.body_b].padding)
             gap = c.distance - rest
             c.gamma = 0.0
@@ -1170,7 +1169,6 @@ cdef class Scene:
             if p.jw_a >= 0 and p.jw_b >= 0 and p.vel_a == p.vel_b:
                 _add_jw(p.D, 3, self.jw, p.jw_a, p.nv_a, p.jw_b, p.nv_b)
                 _add_jw(p.D, 3, self.jw, p.jw_b, p.nv_b, p.jw_a, p.nv_a)
-            _inverse3(p.D, p.Dinv)
             _eig2(p.D[0], p.D[1], p.D[4], p.Dt_eig, p.Dt_rot)
             self._warm_start_patch(p, self._cached_patch(p.body_a, p.body_b))
         # patch blocks, after every Jacobian is in place (jw may move while it grows)
@@ -1210,7 +1208,6 @@ cdef class Scene:
         cdef double d2, best = WARM_START_RADIUS * WARM_START_RADIUS
         cdef int i, hit = -1, k
         c.lam = 0.0
-        c.lam_ws = 0.0
         if cached < 0:
             return
         for k in range(3):
@@ -1225,7 +1222,6 @@ cdef class Scene:
                 hit = i
         if hit >= 0 and c.bounce == 0.0:
             c.lam = self.cache[hit].lam
-        c.lam_ws = c.lam
 
     cdef void _warm_start_patch(self, PatchC* p, int cached) noexcept nogil:
         # the pair's friction impulse of the previous step, in the new tangent basis, on its disk
