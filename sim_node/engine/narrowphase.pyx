@@ -18,7 +18,7 @@ from sim_node.engine.geometry cimport (ConvexC, DistanceResult, MeshC, SHAPE_SPH
 from sim_node.engine.gjk cimport convex_distance, DISTANCE_BEYOND
 from sim_node.engine.heightfield cimport heightfield_cells
 from sim_node.engine.scene cimport ShapeC
-from sim_node.engine.spatial cimport cross3, dot3, mat3_vec, mat3T_vec
+from sim_node.engine.spatial cimport cross3, dot3, mat3_vec, mat3T_vec, tangent_basis
 
 # rim points per cylinder cap in plane contacts (an inscribed regular polygon)
 cdef enum:
@@ -496,7 +496,7 @@ cdef int _manifold(const ConvexC* A, const ConvexC* B, const double* normal, con
     kb = _feature(B, normal, fb, nb)
     if ka == 1 or kb == 1:
         return 0
-    _basis(normal, t1, t2)
+    tangent_basis(normal, t1, t2)
     for i in range(ka):
         pa2[2 * i] = dot3(&fa[3 * i], t1)
         pa2[2 * i + 1] = dot3(&fa[3 * i], t2)
@@ -547,26 +547,6 @@ cdef int _manifold(const ConvexC* A, const ConvexC* B, const double* normal, con
             x[k] = res2[2 * i] * t1[k] + res2[2 * i + 1] * t2[k] + wa * normal[k]
         cnt = _emit(out, cnt, max_out, x, normal, sep)
     return cnt
-
-
-cdef inline void _basis(const double* n, double* t1, double* t2) noexcept nogil:
-    cdef double a[3]
-    cdef double norm
-    a[0] = 0.0
-    a[1] = 0.0
-    a[2] = 0.0
-    if fabs(n[0]) <= fabs(n[1]) and fabs(n[0]) <= fabs(n[2]):
-        a[0] = 1.0
-    elif fabs(n[1]) <= fabs(n[2]):
-        a[1] = 1.0
-    else:
-        a[2] = 1.0
-    cross3(a, n, t1)
-    norm = sqrt(dot3(t1, t1))
-    t1[0] /= norm
-    t1[1] /= norm
-    t1[2] /= norm
-    cross3(n, t1, t2)
 
 
 cdef int _convex_pair(const ConvexC* A, const ConvexC* B, double margin, RawContact* out,
@@ -653,20 +633,15 @@ cdef int _against_triangle(const ConvexC* A, ConvexC* T, unsigned char flags, do
     return cnt
 
 
-cdef int _against_mesh(const ShapeC* a, const ShapeC* b, double margin, RawContact* out,
-                       int max_out) noexcept nogil:
-    # convex A against the triangle mesh or heightfield B: the triangles near A's box
-    cdef ConvexC A
-    cdef ConvexC T
+cdef int _nearby_triangles(const ShapeC* a, const ShapeC* b, double margin,
+                           int* tris) noexcept nogil:
+    # triangles of mesh / heightfield B whose boxes meet A's world box grown by the margin
+    # (at most MAX_TRIS)
     cdef double box[6]
     cdef double local[6]
     cdef double Rt[9]
     cdef double pt[3]
-    cdef int tris[MAX_TRIS]
-    cdef int ntri, i, t, k, v, cnt = 0
-    cdef const MeshC* m = b.mesh
-    _convex_of(a, &A)
-    # A's world box (grown by the margin) in B's frame
+    cdef int i, k, n
     for k in range(3):
         box[k] = a.lo[k] - margin
         box[3 + k] = a.hi[k] + margin
@@ -678,10 +653,22 @@ cdef int _against_mesh(const ShapeC* a, const ShapeC* b, double margin, RawConta
         pt[k] = -pt[k]
     box_transform(box, Rt, pt, local)
     if b.type == SHAPE_HEIGHTFIELD:
-        ntri = heightfield_cells(m, local, &local[3], tris, MAX_TRIS)
+        n = heightfield_cells(b.mesh, local, &local[3], tris, MAX_TRIS)
     else:
-        ntri = bvh_query_aabb(&m.bvh, local, &local[3], tris, MAX_TRIS)
-    ntri = min(ntri, MAX_TRIS)
+        n = bvh_query_aabb(&b.mesh.bvh, local, &local[3], tris, MAX_TRIS)
+    return min(n, MAX_TRIS)
+
+
+cdef int _against_mesh(const ShapeC* a, const ShapeC* b, double margin, RawContact* out,
+                       int max_out) noexcept nogil:
+    # convex A against the triangle mesh or heightfield B: the triangles near A's box
+    cdef ConvexC A
+    cdef ConvexC T
+    cdef int tris[MAX_TRIS]
+    cdef int ntri, i, t, k, v, cnt = 0
+    cdef const MeshC* m = b.mesh
+    _convex_of(a, &A)
+    ntri = _nearby_triangles(a, b, margin, tris)
     T.type = SHAPE_TRIANGLE
     T.mesh = NULL
     for k in range(9):
@@ -738,21 +725,7 @@ cdef int _mesh_mesh(const ShapeC* a, const ShapeC* b, double margin, RawContact*
     cdef const MeshC* mb = b.mesh
     if a.type != SHAPE_MESH:
         return 0
-    for k in range(3):
-        box[k] = a.lo[k] - margin
-        box[3 + k] = a.hi[k] + margin
-    for i in range(3):
-        for k in range(3):
-            Rt[3 * i + k] = b.R[3 * k + i]
-    mat3T_vec(b.R, b.p, pt)
-    for k in range(3):
-        pt[k] = -pt[k]
-    box_transform(box, Rt, pt, local)
-    if b.type == SHAPE_HEIGHTFIELD:
-        nb = heightfield_cells(mb, local, &local[3], tris, MAX_TRIS)
-    else:
-        nb = bvh_query_aabb(&mb.bvh, local, &local[3], tris, MAX_TRIS)
-    nb = min(nb, MAX_TRIS)
+    nb = _nearby_triangles(a, b, margin, tris)
     TA.type = SHAPE_TRIANGLE
     TB.type = SHAPE_TRIANGLE
     TA.mesh = NULL

@@ -42,7 +42,8 @@ from sim_node.engine.narrowphase cimport RawContact, collide
 from sim_node.engine.scene cimport (BodyC, FreeBodyC, RobotC, ShapeC, BODY_STATIC,
                                    BODY_KINEMATIC, BODY_FREE, BODY_ROBOT)
 from sim_node.engine.solver cimport MAX_PATCH_CONTACTS, patch_block, pgs_solve
-from sim_node.engine.spatial cimport cross3, dot3, mat3_mul, mat3_vec, mat3T_vec, quat_to_R
+from sim_node.engine.spatial cimport (cross3, dot3, mat3_mul, mat3_vec, mat3T_vec, quat_to_R,
+                                      tangent_basis)
 
 cnp.import_array()
 
@@ -110,27 +111,6 @@ cdef inline double _harmonic(double a, double b) noexcept nogil:
     if a == INFINITY and b == INFINITY:
         return INFINITY
     return 2.0 / (1.0 / a + 1.0 / b)
-
-
-cdef inline void _tangents(const double* n, double* t1, double* t2) noexcept nogil:
-    # a right-handed basis (t1, t2, n), t1 from the world axis least aligned with n
-    cdef double a[3]
-    cdef double norm
-    a[0] = 0.0
-    a[1] = 0.0
-    a[2] = 0.0
-    if fabs(n[0]) <= fabs(n[1]) and fabs(n[0]) <= fabs(n[2]):
-        a[0] = 1.0
-    elif fabs(n[1]) <= fabs(n[2]):
-        a[1] = 1.0
-    else:
-        a[2] = 1.0
-    cross3(a, n, t1)
-    norm = sqrt(dot3(t1, t1))
-    t1[0] /= norm
-    t1[1] /= norm
-    t1[2] /= norm
-    cross3(n, t1, t2)
 
 
 cdef inline void _shape_aabb(ShapeC* s) noexcept nogil:
@@ -858,7 +838,7 @@ cdef class Scene:
             norm = sqrt(dot3(patch.normal, patch.normal))
             for k in range(3):
                 patch.normal[k] /= norm
-            _tangents(patch.normal, patch.t1, patch.t2)
+            tangent_basis(patch.normal, patch.t1, patch.t2)
             for c in range(patch.first, patch.first + n):
                 out = &self.contacts[c]
                 for k in range(3):

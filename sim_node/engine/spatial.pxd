@@ -4,7 +4,7 @@
 # 3x3 matrices are row-major. Outputs never alias inputs unless stated.
 # World inertias use 10 numbers: [m, hx, hy, hz, Ixx, Iyy, Izz, Ixy, Ixz, Iyz] with h = m c the
 # first mass moment and I the rotational inertia about the world origin.
-from libc.math cimport cos, sin, sqrt
+from libc.math cimport cos, fabs, sin, sqrt
 
 
 cdef extern from "math.h" nogil:
@@ -50,6 +50,27 @@ cdef inline void add_cross3(const double* a, const double* b, double* out) noexc
 
 cdef inline double dot3(const double* a, const double* b) noexcept nogil:
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+cdef inline void tangent_basis(const double* n, double* t1, double* t2) noexcept nogil:
+    # a right-handed basis (t1, t2, n) of unit n, t1 from the world axis least aligned with n
+    cdef double a[3]
+    cdef double norm
+    a[0] = 0.0
+    a[1] = 0.0
+    a[2] = 0.0
+    if fabs(n[0]) <= fabs(n[1]) and fabs(n[0]) <= fabs(n[2]):
+        a[0] = 1.0
+    elif fabs(n[1]) <= fabs(n[2]):
+        a[1] = 1.0
+    else:
+        a[2] = 1.0
+    cross3(a, n, t1)
+    norm = sqrt(dot3(t1, t1))
+    t1[0] /= norm
+    t1[1] /= norm
+    t1[2] /= norm
+    cross3(n, t1, t2)
 
 
 cdef inline double dot6(const double* a, const double* b) noexcept nogil:
