@@ -42,7 +42,7 @@ from libc.string cimport memset
 from sim_node.engine.arguments cimport as_matrix, as_vector, data_ptr
 from sim_node.engine.geometry cimport (ConvexC, DistanceResult, MeshC, SHAPE_BOX, SHAPE_CAPSULE,
                                        SHAPE_CONVEX, SHAPE_CYLINDER, SHAPE_SPHERE, SHAPE_TRIANGLE)
-from sim_node.engine.spatial cimport cross3, dot3, mat3T_vec, mat3_vec
+from sim_node.engine.spatial cimport cross3, dot3, mat3T_vec, mat3_vec, tangent_basis
 
 cnp.import_array()
 
@@ -705,26 +705,6 @@ cdef double _line_distance(const double* x, const double* p, const double* t) no
     return sqrt(dot3(c, c))
 
 
-cdef void _perpendicular(const double* t, double* u) noexcept nogil:
-    # a unit vector perpendicular to the unit vector t: t x (the axis least aligned with t)
-    cdef double e[3]
-    cdef double norm
-    e[0] = 0.0
-    e[1] = 0.0
-    e[2] = 0.0
-    if fabs(t[0]) <= fabs(t[1]) and fabs(t[0]) <= fabs(t[2]):
-        e[0] = 1.0
-    elif fabs(t[1]) <= fabs(t[2]):
-        e[1] = 1.0
-    else:
-        e[2] = 1.0
-    cross3(t, e, u)
-    norm = sqrt(dot3(u, u))
-    u[0] /= norm
-    u[1] /= norm
-    u[2] /= norm
-
-
 cdef int _initial_polytope(const ConvexC* A, const ConvexC* B, const Simplex* s, double eps,
                            Polytope* P, double* flat_normal) noexcept nogil:
     # GJK's simplex (origin inside or within rounding) => a tetrahedron in M with the origin in
@@ -833,8 +813,7 @@ cdef int _initial_polytope(const ConvexC* A, const ConvexC* B, const Simplex* s,
         t[0] /= x
         t[1] /= x
         t[2] /= x
-        _perpendicular(t, u)
-        cross3(t, u, n)
+        tangent_basis(t, u, n)
         # a third point: furthest from the line along +-u, +-n (one of them leaves the line
         # unless M is a segment)
         best = -1.0
