@@ -31,6 +31,20 @@ def quat_about(axis, angle):
     return [axis[0] * s, axis[1] * s, axis[2] * s, math.cos(angle / 2)]
 
 
+def shell_floor(tmp_path: Path, half=1.0, surface=""):
+    """A `terrains:` section: a zero-thickness square of two triangles at z = 0, +-half wide
+    (the diagonal from (-half, -half) to (half, half)); surface: a YAML flow mapping."""
+    import trimesh
+
+    h = half
+    trimesh.Trimesh([[-h, -h, 0], [h, -h, 0], [h, h, 0], [-h, h, 0]], [[0, 1, 2], [0, 2, 3]]).export(
+        tmp_path / "floor.stl")
+    return f"""terrains:
+  - name: floor
+    geometry: {{mesh: {tmp_path / 'floor.stl'}}}
+""" + (f"    surface: {surface}\n" if surface else "")
+
+
 def ground(friction=0.5, restitution=0.0, extra=""):
     return f"""terrains:
   - name: ground

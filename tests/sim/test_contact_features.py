@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from scene_helpers import DT, REPO, ground, quat_about
+from scene_helpers import DT, REPO, ground, quat_about, shell_floor
 
 import sim_node
 from sim_node.sim.build import build_scene
@@ -167,16 +167,9 @@ def test_same_inputs_give_the_same_bits_and_a_restored_state_continues_bit_for_b
 
 
 def test_a_box_sliding_across_a_triangulated_floor_does_not_bump_on_its_interior_edges(make_scene, tmp_path):
-    import trimesh
-
     # a 4 x 4 m floor of 2 triangles (diagonal from (-2,-2) to (2,2)), frictionless
-    trimesh.Trimesh([[-2, -2, 0], [2, -2, 0], [2, 2, 0], [-2, 2, 0]], [[0, 1, 2], [0, 2, 3]]).export(
-        tmp_path / "floor.stl")
-    _, _, scene = make_scene(f"""terrains:
-  - name: floor
-    geometry: {{mesh: {tmp_path / 'floor.stl'}}}
-    surface: {{kFriction: 0.0}}
-rigid_objects:
+    floor = shell_floor(tmp_path, half=2.0, surface="{kFriction: 0.0}")
+    _, _, scene = make_scene(floor + f"""rigid_objects:
   - name: box
     geometry: {{box: [0.2, 0.2, 0.2]}}
     mass: 1.0

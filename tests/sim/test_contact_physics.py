@@ -3,7 +3,7 @@ closed-form physics (issue 3, item 8). Default padding 2.5 mm, dt = 1 ms through
 import math
 
 import numpy as np
-from scene_helpers import DT, REPO, ground, quat_about
+from scene_helpers import DT, REPO, ground, quat_about, shell_floor
 from transforms3d.quaternions import quat2mat
 
 import sim_node
@@ -127,14 +127,7 @@ def test_pile_of_20_boxes_settles_within_3_s_without_penetrating_more_than_paddi
 
 
 def test_object_resting_on_a_zero_thickness_triangle_mesh_floor_stays_on_it(make_scene, tmp_path):
-    import trimesh
-
-    trimesh.Trimesh([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], [[0, 1, 2], [0, 2, 3]]).export(
-        tmp_path / "floor.stl")
-    _, _, scene = make_scene(f"""terrains:
-  - name: floor
-    geometry: {{mesh: {tmp_path / 'floor.stl'}}}
-rigid_objects:
+    _, _, scene = make_scene(shell_floor(tmp_path) + f"""rigid_objects:
 """ + box("box", 0.2, 1.0, (0.3, 0.2, 0.15)) + box("cube", 0.1, 0.5, (-0.4, 0.0, 0.06),
                                                      orientation=quat_about((0, 0, 1), 0.3)))
     for _ in range(3000):
@@ -145,14 +138,7 @@ rigid_objects:
 
 
 def test_a_sphere_at_10_m_per_s_does_not_tunnel_through_a_zero_thickness_floor(make_scene, tmp_path):
-    import trimesh
-
-    trimesh.Trimesh([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], [[0, 1, 2], [0, 2, 3]]).export(
-        tmp_path / "floor.stl")
-    _, _, scene = make_scene(f"""terrains:
-  - name: floor
-    geometry: {{mesh: {tmp_path / 'floor.stl'}}}
-rigid_objects:
+    _, _, scene = make_scene(shell_floor(tmp_path) + f"""rigid_objects:
   - name: bullet
     geometry: {{sphere: 0.01}}
     mass: 0.01
