@@ -64,9 +64,10 @@ cdef int spd6_inverse(const double* A, double* out) noexcept nogil:
     return 1
 
 
-cdef int _aba_mimic(const ModelC* m, DataC* d, const double* q, const double* qd,
-                    const double* tau, const double* gravity, double* ddq) noexcept nogil:
-    # (q, qd, tau, g) => (qdd) by B qdd = tau - (C + G) with the sparse LTDL solve
+cdef int aba_factored(const ModelC* m, DataC* d, const double* q, const double* qd,
+                      const double* tau, const double* gravity, double* ddq) noexcept nogil:
+    # (q, qd, tau, g) => (qdd) by B qdd = tau - (C + G) with the sparse LTDL solve; leaves
+    # B in d.M and its factor in d.L (for callers that need B^-1 too); 0 if B is singular
     cdef int k
     for k in range(m.nv):
         d.tmp[k] = 0.0
@@ -98,7 +99,7 @@ cdef int aba(const ModelC* m, DataC* d, const double* q, const double* qd, const
     cdef double* U
     cdef const double* S
     if m.has_mimic:
-        return _aba_mimic(m, d, q, qd, tau, gravity, ddq)
+        return aba_factored(m, d, q, qd, tau, gravity, ddq)
     # pass 1: kinematics, velocities, bias forces
     for i in range(m.nbody):
         body_placement(m, d, i, q)

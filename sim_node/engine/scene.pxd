@@ -7,6 +7,11 @@
 from sim_node.engine.geometry cimport MeshC
 from sim_node.engine.model cimport ModelC, DataC
 
+cdef enum ActuatorMode:
+    ACTUATOR_OFF = 0
+    ACTUATOR_TORQUE = 1
+    ACTUATOR_PID = 2
+
 cdef enum BodyKind:
     BODY_STATIC = 0       # terrain: never moves, infinite mass
     BODY_KINEMATIC = 1    # follows its set velocity; infinite mass (a free body, dynamics off)
@@ -41,6 +46,7 @@ ctypedef struct BodyC:
     unsigned int group    # collision filter group / mask bits (PyBullet semantics)
     unsigned int mask
     int enabled           # 0: the body takes no part in collision
+    int collidable        # some other body may collide with it (filters allow the pair)
     double R[9]           # body frame in the world (set each step)
     double p[3]
     double lo[3]          # AABB of all shapes, grown by padding and the step's sweep
@@ -55,17 +61,32 @@ ctypedef struct RobotC:
     int first_body        # first collision body of this robot (its bodies are contiguous,
                           # collision body first_body + i is Model body i)
     int self_collision    # 1: its non-adjacent bodies collide with each other
+    int collidable        # some of its bodies are collidable (else no collision kinematics)
     int minv_valid        # data.Minv holds B(q)^-1 of this step
+    int factored          # data.M, data.L hold B(q) and its LTDL factor of this step
+    int use_factor        # forward dynamics by the factorisation (mimic joints, or dry
+                          # friction: the constraint rows need B^-1 anyway), else ABA
     # state (numpy arrays owned by the Scene)
     double* q             # [nq]
     double* v             # [nv]
     double* q_next        # [nq] scratch for the integration
-    # actuators: tau = tau_ff + kp (q_des - q) + kd (v_des - v), clipped to +-effort
+    # actuators, per DOF (seed 002), clipped to +-effort:
+    #   ACTUATOR_PID     tau = tau_ff + kp (q_des - q) + kd (v_des - v) + ki iterm
+    #   ACTUATOR_TORQUE  tau = tau_ff
+    #   ACTUATOR_OFF     tau = 0 (floating-base DOFs, passive joints)
+    # after each step iterm += (q_des - q) dt (q before the step; ki iterm kept within the
+    # torque limits), and while advance > 0 the target moves on: q_des += v_des dt,
+    # advance -= dt; when advance runs out v_des becomes 0 (velocity commands, queue ticks)
+    int* mode             # [nv] ActuatorMode
     double* tau_ff        # [nv]
     double* kp            # [nv]
+    double* ki            # [nv]
     double* kd            # [nv]
     double* q_des         # [nv] target of each DOF's coordinate
     double* v_des         # [nv]
+    double* iterm         # [nv] integral of the position error [rad s or m s]
+    double* advance       # [nv] time the target still moves with v_des [s]
+    double* perr          # [nv] scratch: position error before the step
     double* tau           # [nv] actuator output of this step
     double* tau_ext       # [nv] external generalized force of this step (applied wrenches)
     double* tau_net       # [nv] scratch: all generalized forces the free velocity sees

@@ -24,9 +24,9 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport atan2, cos, fabs, isfinite, sin, sqrt, INFINITY
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memmove, memset
 
-from sim_node.engine.aba cimport aba
+from sim_node.engine.aba cimport aba, aba_factored
 from sim_node.engine.broadphase cimport sweep_and_prune
 from sim_node.engine.cluster cimport cluster_contacts
 from sim_node.engine.constraint cimport ContactC, PatchC, RowC
@@ -39,8 +39,9 @@ from sim_node.engine.kinematics cimport body_columns, body_placement, body_veloc
 from sim_node.engine.ltdl cimport ltdl_factor, ltdl_inverse
 from sim_node.engine.model cimport Data, DataC, Model, ModelC
 from sim_node.engine.narrowphase cimport RawContact, collide
-from sim_node.engine.scene cimport (BodyC, FreeBodyC, RobotC, ShapeC, BODY_STATIC,
-                                   BODY_KINEMATIC, BODY_FREE, BODY_ROBOT)
+from sim_node.engine.scene cimport (ACTUATOR_OFF, ACTUATOR_PID, ACTUATOR_TORQUE, BodyC,
+                                   FreeBodyC, RobotC, ShapeC, BODY_STATIC, BODY_KINEMATIC,
+                                   BODY_FREE, BODY_ROBOT)
 from sim_node.engine.solver cimport MAX_PATCH_CONTACTS, patch_block, pgs_solve
 from sim_node.engine.spatial cimport (cross3, dot3, mat3_mul, mat3_vec, mat3T_vec, quat_to_R,
                                       tangent_basis)
@@ -55,9 +56,13 @@ cdef double MERGE_RADIUS = 0.001        # [m] contacts of a pair closer than thi
 cdef double WARM_START_RADIUS = 0.01    # [m] a cached impulse follows a contact this close
 cdef int RAW_PER_SHAPE_PAIR = 256
 
+cdef double MAX_STEP_MOTION = 0.5       # [m or rad] a step moving any coordinate further fails
+cdef int MAX_HALVINGS = 5               # a failed step is retried as two halves, this deep
+
 # status codes (Simulator.getStatus; the same numbers as sim_node/msg/SimStatus.msg)
 cdef enum:
     STATUS_NORMAL = 0
+    STATUS_ADAPTIVE_TIME_STEPPING = 1
     STATUS_UNSTABLE = 3
 
 
@@ -67,6 +72,19 @@ cdef struct CacheEntry:
     int body_b
     double point_A[3]     # contact point in body a's frame
     double lam            # normal impulse [N s]
+
+
+cdef struct FeedbackC:
+    # contact feedback of one body pair (a < b) over the feedback window (Simulator.simulate)
+    int body_a
+    int body_b
+    int touching          # a contact inside the boundary layers at the last step
+    int steps_touching    # steps of the window with such a contact
+    int penetrated        # the real geometries overlapped at some step of the window
+    double impulse[3]     # on a, summed over the window [N s]
+    double moment[3]      # on a about the world origin, summed over the window [N m s]
+    double force[3]       # on a at the last step [N]
+    double torque[3]      # on a about the world origin at the last step [N m]
 
 
 cdef struct PatchCache:
@@ -204,9 +222,12 @@ cdef class Scene:
     cdef readonly double time
     cdef readonly int status
     cdef readonly int last_iterations
+    cdef readonly double last_dt          # length of the last completed step [s]
+    cdef readonly list robot_joint_offset  # first DOF with a coordinate (0, or 6: floating base)
     cdef readonly list robot_models, robot_data
-    cdef readonly list robot_q, robot_v, robot_tau_ff, robot_kp, robot_kd, robot_q_des
-    cdef readonly list robot_v_des, robot_tau, robot_tau_ext, robot_row_lam
+    cdef readonly list robot_q, robot_v, robot_tau_ff, robot_kp, robot_ki, robot_kd
+    cdef readonly list robot_q_des, robot_v_des, robot_mode, robot_iterm, robot_advance
+    cdef readonly list robot_tau, robot_tau_ext, robot_row_lam
     cdef readonly object free_state, free_wrench
     cdef list _keep            # arrays whose memory the C structs point into
     # per-step buffers
@@ -221,6 +242,8 @@ cdef class Scene:
     cdef int* scratch
     cdef ContactC* contacts
     cdef readonly int ncontact
+    cdef readonly int ncollidable     # bodies some other body may collide with
+    cdef bint filters_changed         # recount the collidable bodies before the next step
     cdef int contact_cap
     cdef PatchC* patches
     cdef readonly int npatch
@@ -240,6 +263,11 @@ cdef class Scene:
     cdef int ndisabled
     cdef int* separated       # body pairs that touched the step before and no longer do
     cdef int nseparated, separated_cap
+    cdef FeedbackC* fb        # sorted by (body_a, body_b)
+    cdef int nfeedback, feedback_cap
+    cdef readonly bint feedback_all     # every touching pair gets an entry
+    cdef readonly int window_steps      # steps and time since begin_feedback_window()
+    cdef readonly double window_time
     # work done, summed over steps (a cost measure independent of the machine)
     cdef readonly long count_shape_pairs    # narrowphase shape-pair tests
     cdef readonly long count_contacts       # contacts produced
@@ -267,6 +295,7 @@ cdef class Scene:
         self.cache = NULL
         self.disabled = NULL
         self.separated = NULL
+        self.fb = NULL
 
     def __dealloc__(self):
         free(self.robots)
@@ -290,6 +319,7 @@ cdef class Scene:
         free(self.cache)
         free(self.disabled)
         free(self.separated)
+        free(self.fb)
 
     def __init__(self, *, robots, free_bodies, bodies, shapes, meshes, gravity=(0.0, 0.0, -9.81),
                  max_contacts=20, max_iterations=30, tolerance=1e-5, regularization=0.02):
@@ -322,8 +352,10 @@ cdef class Scene:
         self.robots = <RobotC*> malloc(max(1, self.nrobot) * sizeof(RobotC))
         self.robot_models, self.robot_data = [], []
         self.robot_q, self.robot_v, self.robot_tau_ff, self.robot_kp = [], [], [], []
-        self.robot_kd, self.robot_q_des, self.robot_v_des, self.robot_tau = [], [], [], []
-        self.robot_tau_ext, self.robot_row_lam = [], []
+        self.robot_ki, self.robot_kd, self.robot_q_des, self.robot_v_des = [], [], [], []
+        self.robot_mode, self.robot_iterm, self.robot_advance = [], [], []
+        self.robot_tau, self.robot_tau_ext, self.robot_row_lam = [], [], []
+        self.robot_joint_offset = []
         self.nvel = 0
         for i, spec in enumerate(robots):
             model = spec["model"]
@@ -337,12 +369,18 @@ cdef class Scene:
             r.first_body = spec["first_body"]
             r.self_collision = int(spec.get("self_collision", False))
             r.minv_valid = 0
+            r.factored = 0
+            r.use_factor = int(model.has_mimic or np.any(np.asarray(spec["dry_friction"]) > 0))
             self.robot_models.append(model)
             self.robot_data.append(data)
             arrays = {
                 "q": np.array(spec["q"], dtype=np.float64), "v": np.array(spec["v"], dtype=np.float64),
                 "q_next": np.zeros(nq), "tau_ff": np.zeros(nv), "kp": np.zeros(nv),
-                "kd": np.zeros(nv), "q_des": np.zeros(nv), "v_des": np.zeros(nv),
+                "ki": np.zeros(nv), "kd": np.zeros(nv), "q_des": np.zeros(nv),
+                "v_des": np.zeros(nv), "iterm": np.zeros(nv), "advance": np.zeros(nv),
+                "perr": np.zeros(nv),
+                "mode": np.where(np.asarray(spec["dof_q"]) >= 0, ACTUATOR_PID,
+                                 ACTUATOR_OFF).astype(np.int32),
                 "tau": np.zeros(nv), "tau_ext": np.zeros(nv), "tau_net": np.zeros(nv),
                 "effort": np.array(spec["effort"], dtype=np.float64),
                 "dof_q": np.array(spec["dof_q"], dtype=np.int32),
@@ -357,15 +395,25 @@ cdef class Scene:
                     3 * nv if name == "row_lam" else nv)
                 if arr.shape != (expected,):
                     raise ValueError(f"robot {i}: {name} has shape {arr.shape}, expected ({expected},)")
+            joints = np.flatnonzero(arrays["dof_q"] >= 0)
+            offset = nv - joints.size
+            if not np.array_equal(joints, np.arange(offset, nv)):
+                raise ValueError(f"robot {i}: the DOFs with a coordinate must come last")
+            self.robot_joint_offset.append(offset)
             self._keep.append(arrays)
             r.q = _ptr(arrays["q"])
             r.v = _ptr(arrays["v"])
             r.q_next = _ptr(arrays["q_next"])
+            r.mode = <int*> cnp.PyArray_DATA(arrays["mode"])
             r.tau_ff = _ptr(arrays["tau_ff"])
             r.kp = _ptr(arrays["kp"])
+            r.ki = _ptr(arrays["ki"])
             r.kd = _ptr(arrays["kd"])
             r.q_des = _ptr(arrays["q_des"])
             r.v_des = _ptr(arrays["v_des"])
+            r.iterm = _ptr(arrays["iterm"])
+            r.advance = _ptr(arrays["advance"])
+            r.perr = _ptr(arrays["perr"])
             r.tau = _ptr(arrays["tau"])
             r.tau_ext = _ptr(arrays["tau_ext"])
             r.tau_net = _ptr(arrays["tau_net"])
@@ -380,9 +428,13 @@ cdef class Scene:
             self.robot_v.append(arrays["v"])
             self.robot_tau_ff.append(arrays["tau_ff"])
             self.robot_kp.append(arrays["kp"])
+            self.robot_ki.append(arrays["ki"])
             self.robot_kd.append(arrays["kd"])
             self.robot_q_des.append(arrays["q_des"])
             self.robot_v_des.append(arrays["v_des"])
+            self.robot_mode.append(arrays["mode"])
+            self.robot_iterm.append(arrays["iterm"])
+            self.robot_advance.append(arrays["advance"])
             self.robot_tau.append(arrays["tau"])
             self.robot_tau_ext.append(arrays["tau_ext"])
             self.robot_row_lam.append(arrays["row_lam"])
@@ -487,9 +539,16 @@ cdef class Scene:
         self.separated_cap = 16
         self.separated = <int*> malloc(2 * self.separated_cap * sizeof(int))
         self.nseparated = 0
+        self.feedback_cap = 16
+        self.fb = <FeedbackC*> malloc(self.feedback_cap * sizeof(FeedbackC))
+        self.nfeedback = 0
+        self.feedback_all = False
+        self.window_steps = 0
+        self.window_time = 0.0
         self.count_shape_pairs = self.count_contacts = self.count_row_updates = 0
         self.ncontact = self.npatch = self.nrow = 0
         self.ndisabled = 0
+        self.filters_changed = True
         with nogil:
             self._kinematics(0.0)
 
@@ -566,11 +625,23 @@ cdef class Scene:
     def set_body_enabled(self, int body, bint enabled):
         self._check_body(body)
         self.bodies[body].enabled = enabled
+        self.filters_changed = True
+
+    def body_enabled(self, int body):
+        self._check_body(body)
+        return bool(self.bodies[body].enabled)
+
+    def set_time(self, double t):
+        """Set the simulation time [s] (fake stepping; a state restore sets it too)."""
+        if not isfinite(t):
+            raise ValueError(f"time must be finite, got {t}")
+        self.time = t
 
     def set_collision_filter(self, int body, unsigned int group, unsigned int mask):
         self._check_body(body)
         self.bodies[body].group = group
         self.bodies[body].mask = mask
+        self.filters_changed = True
 
     def set_pair_enabled(self, int id_a, int id_b, bint enabled):
         """Enable or disable collision between the bodies with world IDs id_a and id_b."""
@@ -586,6 +657,7 @@ cdef class Scene:
         self.disabled = <unsigned long long*> malloc(max(1, self.ndisabled) * sizeof(unsigned long long))
         for i, (a, b) in enumerate(ordered):
             self.disabled[i] = ((<unsigned long long> a) << 32) | (<unsigned long long> b)
+        self.filters_changed = True
 
     def disabled_pairs(self):
         return [(int(self.disabled[i] >> 32), int(self.disabled[i] & 0xFFFFFFFF))
@@ -597,6 +669,7 @@ cdef class Scene:
         if not 0 <= i < self.nfree:
             raise IndexError(f"free body {i} out of range")
         self.free_bodies[i].kinematic = kinematic
+        self.filters_changed = True
 
     def _check_body(self, int body):
         if not 0 <= body < self.nbody:
@@ -616,31 +689,103 @@ cdef class Scene:
 
     # -- stepping ------------------------------------------------------------------------
     def step(self, double dt, int steps=1):
-        """Advance by `steps` steps of dt [s]. Returns the status (0: normal)."""
+        """Advance by `steps` steps of dt [s]. Returns the status: the worst since the last
+        `clear_status()`. A step that fails (NaN, or a coordinate moving more than
+        MAX_STEP_MOTION in it) is undone and retried as two half steps, down to dt / 2^5
+        (STATUS_ADAPTIVE_TIME_STEPPING); if even that fails the state stays at the last good
+        step, time stops there and the status is STATUS_UNSTABLE."""
         if not dt > 0.0:
             raise ValueError(f"dt must be positive, got {dt}")
         cdef int k
         with nogil:
             for k in range(steps):
-                self._step(dt)
-                if self.status != 0:
+                self._step_adaptive(dt, 0)
+                if self.status == STATUS_UNSTABLE:
                     break
         return self.status
+
+    def set_commands(self, int robot, int mode, q_des=None, v_des=None, tau_ff=None,
+                     double advance=0.0):
+        """Command every joint (DOF with a coordinate) of a robot at once: the actuator mode
+        (ACTUATOR_OFF / TORQUE / PID = 0 / 1 / 2), position targets (None: keep them), velocity
+        targets and feed-forward torques (None: zero), and the time the targets move on with
+        v_des (0: they hold). Vectors hold one value per joint, or (q_des) one per coordinate
+        of q or (v_des, tau_ff) one per DOF of v, the joint part taken. Everything is
+        validated before anything is applied."""
+        if not 0 <= robot < self.nrobot:
+            raise IndexError(f"robot {robot} out of range [0, {self.nrobot})")
+        if mode not in (ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID):
+            raise ValueError(f"unknown actuator mode {mode}")
+        if not (isfinite(advance) and advance >= 0.0):
+            raise ValueError(f"advance must be a finite time >= 0, got {advance}")
+        cdef RobotC* rob = &self.robots[robot]
+        cdef int offset = self.robot_joint_offset[robot], k
+        cdef int nv = rob.model.nv, nq = rob.model.nq
+        cdef const double[::1] qd = _joint_vector(q_des, "position targets", nv - offset, nq)
+        cdef const double[::1] vd = _joint_vector(v_des, "velocity targets", nv - offset, nv)
+        cdef const double[::1] tf = _joint_vector(tau_ff, "feed-forward torques", nv - offset, nv)
+        for k in range(offset, nv):
+            rob.mode[k] = mode
+            if qd is not None:
+                rob.q_des[k] = qd[rob.dof_q[k] if qd.shape[0] == nq and nq != nv - offset
+                                  else k - offset]
+            rob.v_des[k] = 0.0 if vd is None else vd[k if vd.shape[0] == nv and nv != nv - offset
+                                                     else k - offset]
+            rob.tau_ff[k] = 0.0 if tf is None else tf[k if tf.shape[0] == nv and nv != nv - offset
+                                                      else k - offset]
+            rob.advance[k] = advance
+
+    def clear_status(self):
+        self.status = STATUS_NORMAL
 
     def refresh(self):
         """Recompute placements after the state arrays were changed from Python."""
         with nogil:
             self._kinematics(0.0)
 
-    cdef void _step(self, double dt) noexcept nogil:
+    cdef void _step_adaptive(self, double dt, int depth) noexcept nogil:
+        if self._step(dt):
+            return
+        if depth == MAX_HALVINGS:
+            self.status = STATUS_UNSTABLE
+            return
+        if self.status < STATUS_ADAPTIVE_TIME_STEPPING:
+            self.status = STATUS_ADAPTIVE_TIME_STEPPING
+        self._step_adaptive(0.5 * dt, depth + 1)
+        if self.status != STATUS_UNSTABLE:
+            self._step_adaptive(0.5 * dt, depth + 1)
+
+    cdef void _count_collidable(self) noexcept nogil:
+        # (filters) => which bodies can collide with anything, and how many
+        cdef int i, j, r
+        for i in range(self.nbody):
+            self.bodies[i].collidable = 0
+        for i in range(self.nbody):
+            for j in range(i + 1, self.nbody):
+                if not self._filtered(i, j):
+                    self.bodies[i].collidable = 1
+                    self.bodies[j].collidable = 1
+        self.ncollidable = 0
+        for r in range(self.nrobot):
+            self.robots[r].collidable = 0
+        for i in range(self.nbody):
+            if self.bodies[i].collidable:
+                self.ncollidable += 1
+                if self.bodies[i].kind == BODY_ROBOT:
+                    self.robots[self.bodies[i].index].collidable = 1
+        self.filters_changed = False
+
+    cdef bint _step(self, double dt) noexcept nogil:
+        # one step; False (state untouched) when it fails
         cdef int i
+        if self.filters_changed:
+            self._count_collidable()
         self._kinematics(dt)
         self._broadphase()
         self._narrowphase(dt)
         self._actuators()
         if not self._free_velocity(dt):
-            self.status = STATUS_UNSTABLE
-            return
+            return False
         self._setup(dt)
         self.last_iterations = pgs_solve(self.contacts, self.patches, self.npatch, self.rows,
                                          self.nrow, self.jw, self.blocks, self.vel,
@@ -649,12 +794,18 @@ cdef class Scene:
         self.count_contacts += self.ncontact
         self.count_row_updates += self.last_iterations * (self.ncontact + 3 * self.npatch + self.nrow)
         for i in range(self.nvel):
-            if not isfinite(self.vel[i]):
-                self.status = STATUS_UNSTABLE
-                return
+            if not isfinite(self.vel[i]) or fabs(self.vel[i]) * dt > MAX_STEP_MOTION:
+                return False
         self._integrate(dt)
+        self._advance_actuators(dt)
         self._record(dt)
+        self.last_dt = dt
+        if self.nfeedback or self.feedback_all:
+            self._feedback(dt)
+        self.window_steps += 1
+        self.window_time += dt
         self.time += dt
+        return True
 
     cdef void _kinematics(self, double dt) noexcept nogil:
         # (q, v, free states) => placements, AABBs and speed bounds of bodies and shapes
@@ -670,6 +821,9 @@ cdef class Scene:
         for r in range(self.nrobot):
             rob = &self.robots[r]
             rob.minv_valid = 0
+            rob.factored = 0
+            if dt > 0.0 and not rob.collidable:
+                continue            # nothing to collide with: placements only on refresh()
             for i in range(rob.model.nbody):
                 body_placement(rob.model, rob.data, i, rob.q)
                 body_columns(rob.model, rob.data, i)
@@ -694,6 +848,8 @@ cdef class Scene:
                        + sqrt(dot3(&f.state[10], &f.state[10])) * (b.extent + sqrt(dot3(f.com_B, f.com_B))))
         for i in range(self.nbody):
             b = &self.bodies[i]
+            if dt > 0.0 and not b.collidable:
+                continue
             for k in range(3):
                 b.lo[k] = INFINITY
                 b.hi[k] = -INFINITY
@@ -749,6 +905,9 @@ cdef class Scene:
     cdef void _broadphase(self) noexcept nogil:
         # (body AABBs) => candidate pairs (i < j) whose boxes overlap and that may collide
         cdef int n, i, k = 0
+        if self.ncollidable < 2:
+            self.ncand = 0
+            return
         n = sweep_and_prune(self.nbody, self.box, self.sap_order, self.cand, self.cand_cap)
         if n > self.cand_cap:
             self.cand_cap = 2 * n
@@ -848,22 +1007,54 @@ cdef class Scene:
             self.npatch += 1
 
     cdef void _actuators(self) noexcept nogil:
-        # (q, v, PD targets, feed-forward) => tau, clipped to the torque limits
+        # (q, v, commands, integral terms) => tau, clipped to the torque limits; position errors
         cdef int r, k, qi
         cdef RobotC* rob
         cdef double t
         for r in range(self.nrobot):
             rob = &self.robots[r]
             for k in range(rob.model.nv):
-                t = rob.tau_ff[k] + rob.kd[k] * (rob.v_des[k] - rob.v[k])
                 qi = rob.dof_q[k]
-                if qi >= 0 and rob.kp[k] != 0.0:
-                    t += rob.kp[k] * (rob.q_des[k] - rob.q[qi])
+                rob.perr[k] = 0.0
+                if rob.mode[k] == ACTUATOR_PID and qi >= 0:
+                    rob.perr[k] = rob.q_des[k] - rob.q[qi]
+                    t = (rob.tau_ff[k] + rob.kp[k] * rob.perr[k]
+                         + rob.kd[k] * (rob.v_des[k] - rob.v[k]) + rob.ki[k] * rob.iterm[k])
+                elif rob.mode[k] == ACTUATOR_TORQUE:
+                    t = rob.tau_ff[k]
+                else:
+                    t = 0.0
                 if t > rob.effort[k]:
                     t = rob.effort[k]
                 elif t < -rob.effort[k]:
                     t = -rob.effort[k]
                 rob.tau[k] = t
+
+    cdef void _advance_actuators(self, double dt) noexcept nogil:
+        # (position errors, velocity targets) => integral terms and moving targets after a step
+        cdef int r, k
+        cdef RobotC* rob
+        cdef double h, bound
+        for r in range(self.nrobot):
+            rob = &self.robots[r]
+            for k in range(rob.model.nv):
+                if rob.mode[k] != ACTUATOR_PID:
+                    continue
+                if rob.ki[k] > 0.0:
+                    # anti-windup as in Klamp't: ki iterm stays within the torque limits
+                    rob.iterm[k] += rob.perr[k] * dt
+                    bound = rob.effort[k] / rob.ki[k]
+                    if rob.iterm[k] > bound:
+                        rob.iterm[k] = bound
+                    elif rob.iterm[k] < -bound:
+                        rob.iterm[k] = -bound
+                if rob.advance[k] > 0.0:
+                    h = dt if dt < rob.advance[k] else rob.advance[k]
+                    rob.q_des[k] += rob.v_des[k] * h
+                    rob.advance[k] -= h
+                    if rob.advance[k] <= 0.0:
+                        rob.advance[k] = 0.0
+                        rob.v_des[k] = 0.0
 
     cdef bint _free_velocity(self, double dt) noexcept nogil:
         # (q, v, tau, wrenches, g) => vel without constraints (semi-implicit Euler)
@@ -886,7 +1077,11 @@ cdef class Scene:
             # (not data.tmp: ABA's fallback for mimic joints uses it)
             for k in range(rob.model.nv):
                 rob.tau_net[k] = rob.tau[k] + rob.tau_ext[k] - rob.damping[k] * rob.v[k]
-            if not aba(rob.model, rob.data, rob.q, rob.v, rob.tau_net, self.g, ddq):
+            if rob.use_factor:
+                if not aba_factored(rob.model, rob.data, rob.q, rob.v, rob.tau_net, self.g, ddq):
+                    return False
+                rob.factored = 1
+            elif not aba(rob.model, rob.data, rob.q, rob.v, rob.tau_net, self.g, ddq):
                 return False
             for k in range(rob.model.nv):
                 self.vel0[rob.vel_offset + k] = rob.v[k]
@@ -930,8 +1125,10 @@ cdef class Scene:
         cdef RobotC* rob = &self.robots[r]
         if rob.minv_valid:
             return
-        crba(rob.model, rob.data, rob.q, rob.data.M)
-        ltdl_factor(rob.model, rob.data.M, rob.data.L)
+        if not rob.factored:
+            crba(rob.model, rob.data, rob.q, rob.data.M)
+            ltdl_factor(rob.model, rob.data.M, rob.data.L)
+            rob.factored = 1
         ltdl_inverse(rob.model, rob.data.L, rob.data.Linv, rob.data.Minv)
         rob.minv_valid = 1
 
@@ -1365,7 +1562,139 @@ cdef class Scene:
                         self.robots[r].row_lam[3 * k + 2] = row.lam
                     break
 
+    cdef int _feedback_entry(self, int a, int b, bint create) noexcept nogil:
+        # index of pair (a < b) in the feedback table; inserted (zeroed) when create, else -1
+        cdef int lo = 0, hi = self.nfeedback, mid
+        cdef long key = (<long> a) * self.nbody + b, k
+        while lo < hi:
+            mid = (lo + hi) // 2
+            k = (<long> self.fb[mid].body_a) * self.nbody + self.fb[mid].body_b
+            if k == key:
+                return mid
+            if k < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        if not create:
+            return -1
+        if self.nfeedback == self.feedback_cap:
+            self.feedback_cap *= 2
+            self.fb = <FeedbackC*> realloc(self.fb, self.feedback_cap * sizeof(FeedbackC))
+        memmove(&self.fb[lo + 1], &self.fb[lo], (self.nfeedback - lo) * sizeof(FeedbackC))
+        memset(&self.fb[lo], 0, sizeof(FeedbackC))
+        self.fb[lo].body_a = a
+        self.fb[lo].body_b = b
+        self.nfeedback += 1
+        return lo
+
+    cdef void _feedback(self, double dt) noexcept nogil:
+        # (patches, impulses) => per-pair contact feedback of this step, accumulated
+        cdef int i, j, k, e
+        cdef PatchC* p
+        cdef ContactC* c
+        cdef FeedbackC* f
+        cdef double sign, touching, lin[3]
+        cdef double ang[3]
+        for e in range(self.nfeedback):
+            f = &self.fb[e]
+            f.touching = 0
+            for k in range(3):
+                f.force[k] = 0.0
+                f.torque[k] = 0.0
+        for i in range(self.npatch):
+            p = &self.patches[i]
+            e = self._feedback_entry(min(p.body_a, p.body_b), max(p.body_a, p.body_b),
+                                     self.feedback_all)
+            if e < 0:
+                continue
+            f = &self.fb[e]
+            sign = 1.0 if p.body_a < p.body_b else -1.0
+            # impulse on a: normal impulses, the patch friction at its centroid, torsion
+            for k in range(3):
+                lin[k] = p.lam[0] * p.t1[k] + p.lam[1] * p.t2[k]
+            cross3(p.point, lin, ang)
+            for k in range(3):
+                ang[k] += p.lam[2] * p.normal[k]
+            touching = 0
+            for j in range(p.first, p.first + p.count):
+                c = &self.contacts[j]
+                for k in range(3):
+                    lin[k] += c.lam * c.normal[k]
+                ang[0] += c.lam * (c.point[1] * c.normal[2] - c.point[2] * c.normal[1])
+                ang[1] += c.lam * (c.point[2] * c.normal[0] - c.point[0] * c.normal[2])
+                ang[2] += c.lam * (c.point[0] * c.normal[1] - c.point[1] * c.normal[0])
+                if c.depth >= 0.0:
+                    touching = 1
+                if c.distance < 0.0:
+                    f.penetrated = 1
+            if touching:
+                f.touching = 1
+            for k in range(3):
+                f.force[k] += sign * lin[k] / dt
+                f.torque[k] += sign * ang[k] / dt
+                f.impulse[k] += sign * lin[k]
+                f.moment[k] += sign * ang[k]
+        for e in range(self.nfeedback):
+            if self.fb[e].touching:
+                self.fb[e].steps_touching += 1
+
     # -- feedback --------------------------------------------------------------------------
+    def enable_feedback(self, int body_a, int body_b, bint enabled=True):
+        """Record contact feedback between two collision bodies (see `feedback`)."""
+        self._check_body(body_a)
+        self._check_body(body_b)
+        cdef int a = min(body_a, body_b), b = max(body_a, body_b), e
+        if enabled:
+            self._feedback_entry(a, b, True)
+        elif not self.feedback_all:
+            e = self._feedback_entry(a, b, False)
+            if e >= 0:
+                memmove(&self.fb[e], &self.fb[e + 1],
+                        (self.nfeedback - e - 1) * sizeof(FeedbackC))
+                self.nfeedback -= 1
+
+    def enable_feedback_all(self, bint enabled=True):
+        """Record contact feedback for every body pair that comes within the boundary layers."""
+        self.feedback_all = enabled
+
+    def begin_feedback_window(self):
+        """Start a new feedback window: the `had_*` flags and sums cover the steps from here."""
+        cdef int e
+        self.window_steps = 0
+        self.window_time = 0.0
+        for e in range(self.nfeedback):
+            self.fb[e].steps_touching = 0
+            self.fb[e].penetrated = 0
+            for k in range(3):
+                self.fb[e].impulse[k] = 0.0
+                self.fb[e].moment[k] = 0.0
+
+    def feedback(self, int body_a, int body_b):
+        """Contact feedback of a body pair, on body_a from body_b, or None when it is not
+        recorded: touching (at the last step), had_contact / had_separation / had_penetration
+        (during the window: some step touching, some step not touching, the real geometries
+        overlapping at some step), force and torque (about the world origin) of the last step
+        [N, N m], impulse and angular_impulse summed over the window [N s, N m s], and the
+        window's steps and duration [s]."""
+        self._check_body(body_a)
+        self._check_body(body_b)
+        cdef int e = self._feedback_entry(min(body_a, body_b), max(body_a, body_b), False)
+        if e < 0:
+            return None
+        cdef FeedbackC* f = &self.fb[e]
+        sign = 1.0 if body_a <= body_b else -1.0
+        return {
+            "touching": bool(f.touching),
+            "had_contact": f.steps_touching > 0,
+            "had_separation": f.steps_touching < self.window_steps,
+            "had_penetration": bool(f.penetrated),
+            "force": sign * np.array([f.force[0], f.force[1], f.force[2]]),
+            "torque": sign * np.array([f.torque[0], f.torque[1], f.torque[2]]),
+            "impulse": sign * np.array([f.impulse[0], f.impulse[1], f.impulse[2]]),
+            "angular_impulse": sign * np.array([f.moment[0], f.moment[1], f.moment[2]]),
+            "window_steps": self.window_steps, "window_time": self.window_time,
+        }
+
     def contact_arrays(self):
         """The contacts of the last step as arrays: body_a, body_b (collision bodies; the normal
         points from b to a), point (n, 3), normal (n, 3), distance, depth [m], impulse (n, 3)
@@ -1438,10 +1767,17 @@ cdef class Scene:
         self.count_shape_pairs = self.count_contacts = self.count_row_updates = 0
 
     # -- state -----------------------------------------------------------------------------
+    def _state_arrays(self):
+        # per robot: state, solver warm starts, and the actuator commands and their memory
+        return [self.robot_q, self.robot_v, self.robot_row_lam, self.robot_mode,
+                self.robot_tau_ff, self.robot_kp, self.robot_ki, self.robot_kd,
+                self.robot_q_des, self.robot_v_des, self.robot_iterm, self.robot_advance]
+
     def get_state(self):
-        """Everything a restored run needs to continue bit for bit, as bytes."""
+        """Everything a restored run needs to continue bit for bit, as bytes: time, robot
+        states and actuator commands, free-body states, warm-start caches."""
         cdef int i, k
-        parts = [np.array([self.time]), *self.robot_q, *self.robot_v, *self.robot_row_lam,
+        parts = [np.array([self.time]), *(a for group in self._state_arrays() for a in group),
                  self.free_state.reshape(-1)]
         cache = np.empty((self.ncache, 6))
         for i in range(self.ncache):
@@ -1466,7 +1802,7 @@ cdef class Scene:
 
     def set_state(self, bytes state):
         cdef int i, k
-        arrays = [self.robot_q, self.robot_v, self.robot_row_lam]
+        arrays = self._state_arrays()
         fixed = 1 + sum(a.size for group in arrays for a in group) + self.free_state.size
         values = np.frombuffer(state, dtype=np.float64)
         if values.size < fixed + 2:
@@ -1511,6 +1847,22 @@ cdef class Scene:
 
 
 _INT_FIELDS = {"tris", "face_start", "face_verts", "child", "first", "count", "item"}
+
+
+cdef object _joint_vector(x, str what, int njoint, int nfull):
+    # x as a contiguous float64 vector of njoint or nfull finite values (None stays None)
+    if x is None:
+        return None
+    a = np.ascontiguousarray(x, dtype=np.float64)
+    if a.ndim != 1 or (a.shape[0] != njoint and a.shape[0] != nfull):
+        raise ValueError(f"{what}: expected {njoint} joint values"
+                         + (f" (or {nfull})" if nfull != njoint else "") + f", got shape {np.shape(x)}")
+    cdef const double[::1] view = a
+    cdef Py_ssize_t i
+    for i in range(view.shape[0]):
+        if not isfinite(view[i]):
+            raise ValueError(f"{what}: value {i} is {view[i]} (must be finite)")
+    return a
 
 
 cdef inline double* _ptr(cnp.ndarray a):
