@@ -1,7 +1,7 @@
 """sim_node: a ROS 2 robot simulator with a Cython physics engine.
 
 The public API follows the Klamp't simulation documents (see DESIGN.md §3): ``WorldModel``,
-``RobotModel``, ``RobotModelLink``, ``Mass`` and, as they land, the simulator classes.
+``RobotModel``, ``RobotModelLink``, ``Mass``, ``Simulator``, ``SimBody``, ``SimRobotController``.
 SI units throughout; gravity defaults to (0, 0, -9.81) m/s²; quaternions are (x, y, z, w).
 """
 # The ROS interface code generated for this package (sim_node.msg, sim_node.srv) may live in a
@@ -17,8 +17,12 @@ from sim_node.model.errors import ModelLoadError, URDFError, WorldFileError  # n
 from sim_node.model.robot import Mass, RobotModel, RobotModelLink  # noqa: E402
 from sim_node.model.surface import SurfaceParameters  # noqa: E402
 from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel  # noqa: E402
+from sim_node.sim.body import SimBody  # noqa: E402
+from sim_node.sim.controller import SimRobotController  # noqa: E402
+from sim_node.sim.simulator import Simulator  # noqa: E402
 
 __all__ = [
     "WorldModel", "RobotModel", "RobotModelLink", "RigidObjectModel", "TerrainModel", "Mass",
-    "SurfaceParameters", "ModelLoadError", "URDFError", "WorldFileError",
+    "SurfaceParameters", "Simulator", "SimBody", "SimRobotController", "ModelLoadError",
+    "URDFError", "WorldFileError",
 ]

@@ -9,12 +9,16 @@ angular velocity (both in base axes), joints].
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from sim_node.engine import aba, coriolis, crba, kinematics, ltdl, rnea
 from sim_node.engine.model import Data
 from sim_node.model.builder import RobotStructure, body_mass_properties
 from sim_node.model.urdf import URDFRobot
+
+DEFAULT_ACCELERATION_TIME = 0.25   # [s] to reach the velocity limit (motion-queue default)
 
 
 class Mass:
@@ -108,6 +112,7 @@ class RobotModel:
         self._frames_valid = False
         self._id = -1
         self.world = None
+        self._acceleration_limit = None
         self.settings = {}    # world-file settings (namespace, controller gains, plugins, ...)
 
     # -- identity ------------------------------------------------------------------------
@@ -170,6 +175,24 @@ class RobotModel:
 
     def getVelocityLimits(self) -> np.ndarray:
         return self.structure.velocity_limit.copy()
+
+    def getAccelerationLimits(self) -> np.ndarray:
+        """(nv) acceleration bounds [rad/s^2 or m/s^2] of the controller's motion queue. URDF
+        has none: by default a joint reaches its velocity limit in 0.25 s (4 x the velocity
+        limit; 4 when the URDF gives no finite velocity limit); inf on a floating base."""
+        if self._acceleration_limit is None:
+            v = self.structure.velocity_limit
+            a = np.where((v > 0) & np.isfinite(v), v, 1.0) / DEFAULT_ACCELERATION_TIME
+            if self.structure.floating:
+                a[:6] = math.inf
+            self._acceleration_limit = a
+        return self._acceleration_limit.copy()
+
+    def setAccelerationLimits(self, amax):
+        a = _config_vector(amax, self.model.nv, f"robot '{self._name}' acceleration limits")
+        if np.any(a <= 0):
+            raise ValueError(f"robot '{self._name}' acceleration limits must be positive")
+        self._acceleration_limit = a
 
     def getTorqueLimits(self) -> np.ndarray:
         return self.structure.effort_limit.copy()

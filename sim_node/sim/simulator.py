@@ -1,0 +1,428 @@
+"""Simulator: steps a WorldModel with the engine (seed 002's Simulator API).
+
+The simulation state lives in the engine Scene (built from the world when the Simulator is
+made); the WorldModel stays as it was until ``updateWorld()`` copies the simulated state back.
+
+Time: ``simulate(dt)`` advances by dt in substeps of at most ``setSimStep`` (the world file's
+``physics_dt`` by default), all inside the engine. Robot controllers command the engine's
+actuators (PID, torque, velocity) and hold their commands between calls; a controller running
+a motion queue (milestones, cubic or linear segments) re-evaluates it at its own rate
+(``setRate``), which is independent of the physics step.
+
+Status: a step that blows up (NaN, or a coordinate moving more than 0.5 m or rad in one step)
+is undone and retried as two half steps, down to 1/32 of the step; ``getStatus()`` reports the
+worst of the last ``simulate`` call (STATUS_ADAPTIVE_TIME_STEPPING when halving was needed,
+STATUS_UNSTABLE when even the smallest step failed: the state then stays at the last good step
+and time does not advance past it).
+"""
+from __future__ import annotations
+
+import json
+import math
+import struct
+
+import numpy as np
+
+from sim_node.model.robot import RobotModel, RobotModelLink
+from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel
+from sim_node.sim.build import build_scene
+
+STATUS_NORMAL = 0
+STATUS_ADAPTIVE_TIME_STEPPING = 1
+STATUS_CONTACT_UNRELIABLE = 2
+STATUS_UNSTABLE = 3
+STATUS_ERROR = 4
+STATUS_STRINGS = {
+    STATUS_NORMAL: "normal",
+    STATUS_ADAPTIVE_TIME_STEPPING: "adaptive time stepping",
+    STATUS_CONTACT_UNRELIABLE: "contact unreliable",
+    STATUS_UNSTABLE: "unstable",
+    STATUS_ERROR: "error",
+}
+
+_STATE_MAGIC = b"SIMNODE1"
+
+
+def _finite_vector(x, n: int, what: str) -> np.ndarray:
+    a = np.asarray(x, dtype=float)
+    if a.shape != (n,):
+        raise ValueError(f"{what}: expected {n} numbers, got shape {np.shape(x)}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{what}: contains NaN or infinity")
+    return a
+
+
+class Simulator:
+    """Simulates a WorldModel: robots with actuators, rigid objects, terrains, contact."""
+
+    def __init__(self, world: WorldModel):
+        from sim_node.sim.controller import SimRobotController
+
+        if not isinstance(world, WorldModel):
+            raise TypeError(f"Simulator needs a WorldModel, got {type(world).__name__}")
+        self._world = world
+        self._layout = build_scene(world)
+        self._scene = self._layout.scene
+        self._sim_dt = float(world.simulation.physics_dt)
+        self._status = STATUS_NORMAL
+        self._bodies = {}
+        self._pending = {}          # collision body -> world wrench [fx fy fz tx ty tz] at com
+        self._feedback_all = False
+        self._feedback_pairs = set()
+        self._ticking = []          # controllers whose motion queue needs evaluation
+        self._qdata = {}
+        self._controllers = [SimRobotController(self, r) for r in range(world.numRobots())]
+        self._initial_state = self.getState()
+
+    # -- world and settings ----------------------------------------------------------------
+    def getWorld(self) -> WorldModel:
+        return self._world
+
+    def updateWorld(self):
+        """Copy the simulated state (robot configurations and velocities, object transforms and
+        velocities) into the WorldModel."""
+        scene = self._scene
+        for r in range(self._world.numRobots()):
+            robot = self._world.robot(r)
+            robot.setConfig(scene.robot_q[r])
+            robot.setVelocity(scene.robot_v[r])
+        for i, f in self._layout.free_of_object.items():
+            obj = self._world.rigidObject(i)
+            R, t, w, v = self.body(obj)._object_state()
+            obj.setTransform(R, t)
+            obj.setVelocity(w, v)
+
+    def setSimStep(self, dt: float):
+        """Longest physics substep [s]; simulate(dt) takes ceil(dt / this) equal substeps."""
+        dt = float(dt)
+        if not (0.0 < dt < math.inf):
+            raise ValueError(f"setSimStep: the step must be a positive time, got {dt}")
+        self._sim_dt = dt
+
+    def getSimStep(self) -> float:
+        return self._sim_dt
+
+    def setGravity(self, g):
+        self._scene.set_gravity(_finite_vector(g, 3, "setGravity"))
+
+    def getGravity(self) -> np.ndarray:
+        return self._scene.get_gravity()
+
+    # -- stepping --------------------------------------------------------------------------
+    def simulate(self, dt: float):
+        """Advance the simulation by dt [s]."""
+        dt = float(dt)
+        if not (0.0 < dt < math.inf):
+            raise ValueError(f"simulate: dt must be a positive time, got {dt}")
+        scene = self._scene
+        scene.clear_status()
+        if self._feedback_all or self._feedback_pairs:
+            scene.begin_feedback_window()
+        n = max(1, math.ceil(dt / self._sim_dt - 1e-9))
+        h = dt / n
+        if self._pending:
+            self._apply_pending()
+        if not self._ticking:
+            scene.step(h, n)
+        else:
+            self._step_ticking(h, n)
+        if self._pending:
+            self._clear_pending()
+        self._status = scene.status
+
+    def _step_ticking(self, h: float, n: int):
+        # substeps split at the control ticks of the controllers running motion queues
+        scene = self._scene
+        done = 0
+        while done < n and scene.status != STATUS_UNSTABLE:
+            t = scene.time
+            for c in list(self._ticking):
+                c._tick(t)
+            if not self._ticking:
+                scene.step(h, n - done)
+                return
+            next_tick = min(c._next_tick for c in self._ticking)
+            m = min(n - done, max(1, math.ceil((next_tick - t) / h - 1e-9)))
+            scene.step(h, m)
+            done += m
+
+    def fakeSimulate(self, dt: float):
+        """Advance time by dt [s] without physics: every PID-controlled joint jumps to its
+        commanded position and velocity (motion queues evaluated at the new time); torque
+        commanded joints, free objects and contacts stay as they are. For prototyping
+        controllers."""
+        dt = float(dt)
+        if not (0.0 < dt < math.inf):
+            raise ValueError(f"fakeSimulate: dt must be a positive time, got {dt}")
+        scene = self._scene
+        t = scene.time + dt
+        for c in self._controllers:
+            c._fake_advance(t, dt)
+        scene.set_time(t)
+        scene.refresh()
+
+    def getTime(self) -> float:
+        return self._scene.time
+
+    # -- status ----------------------------------------------------------------------------
+    def getStatus(self) -> int:
+        """The worst status of the last simulate() call (STATUS_* constants)."""
+        return self._status
+
+    def getStatusString(self, status: int = -1) -> str:
+        s = self._status if status < 0 else int(status)
+        if s not in STATUS_STRINGS:
+            raise ValueError(f"getStatusString: unknown status code {status}")
+        return STATUS_STRINGS[s]
+
+    # -- state -----------------------------------------------------------------------------
+    def getState(self) -> bytes:
+        """The complete simulation state as bytes: time, robot states and actuator commands,
+        controller motion queues, object states, contact warm starts. ``setState`` of it makes
+        the simulation continue bit for bit as from here."""
+        header = json.dumps({"controllers": [c._get_state() for c in self._controllers],
+                             "extra": self._extra_state()}).encode()
+        return _STATE_MAGIC + struct.pack("<Q", len(header)) + header + self._scene.get_state()
+
+    def setState(self, state: bytes):
+        """Restore a state from getState() of a Simulator of the same world. A state of another
+        world raises ValueError and changes nothing."""
+        if not isinstance(state, (bytes, bytearray)) or not bytes(state[:8]) == _STATE_MAGIC:
+            raise ValueError("setState: not a sim_node simulation state")
+        state = bytes(state)
+        try:
+            (size,) = struct.unpack_from("<Q", state, 8)
+            header = json.loads(state[16:16 + size].decode())
+            controllers = header["controllers"]
+            extra = header["extra"]
+        except (struct.error, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"setState: corrupt state header ({e})") from None
+        if len(controllers) != len(self._controllers):
+            raise ValueError(f"setState: the state has {len(controllers)} robots, this world "
+                             f"{len(self._controllers)}")
+        parsed = [c._parse_state(s) for c, s in zip(self._controllers, controllers)]
+        self._check_extra_state(extra)
+        self._scene.set_state(state[16 + size:])
+        for c, s in zip(self._controllers, parsed):
+            c._set_state(s)
+        self._set_extra_state(extra)
+        self._status = STATUS_NORMAL
+
+    def reset(self):
+        """Back to the state the Simulator started in (settings such as surfaces, paddings,
+        gains or gravity changed since are kept)."""
+        self.setState(self._initial_state)
+
+    # state of subclasses (SimpleSimulator's emulators): JSON-able data
+    def _extra_state(self):
+        return None
+
+    def _check_extra_state(self, extra):
+        pass
+
+    def _set_extra_state(self, extra):
+        pass
+
+    # -- robots ----------------------------------------------------------------------------
+    def controller(self, robot):
+        """The SimRobotController of a robot: its index, name or RobotModel."""
+        return self._controllers[self._robot_index(robot)]
+
+    def _robot_index(self, robot) -> int:
+        if isinstance(robot, RobotModel):
+            for r in range(self._world.numRobots()):
+                if self._world.robot(r) is robot:
+                    return r
+            raise ValueError(f"robot '{robot.getName()}' is not in this simulator's world")
+        if isinstance(robot, str):
+            names = [self._world.robot(r).getName() for r in range(self._world.numRobots())]
+            if robot not in names:
+                raise KeyError(f"no robot named '{robot}'; robots: {names}")
+            return names.index(robot)
+        index = int(robot)
+        if not 0 <= index < len(self._controllers):
+            raise IndexError(f"robot index {index} out of range [0, {len(self._controllers)})")
+        return index
+
+    def getActualConfig(self, robot) -> np.ndarray:
+        return self._scene.robot_q[self._robot_index(robot)].copy()
+
+    def getActualVelocity(self, robot) -> np.ndarray:
+        return self._scene.robot_v[self._robot_index(robot)].copy()
+
+    def getActualTorque(self, robot) -> np.ndarray:
+        """Actuator torques of the last step (nv; zero on floating-base DOFs)."""
+        return self._scene.robot_tau[self._robot_index(robot)].copy()
+
+    # -- bodies ----------------------------------------------------------------------------
+    def body(self, entity):
+        """The SimBody of a robot link, rigid object or terrain (or its world ID)."""
+        from sim_node.sim.body import SimBody
+
+        id_ = self._entity_id(entity)
+        if id_ not in self._bodies:
+            self._bodies[id_] = SimBody(self, id_)
+        return self._bodies[id_]
+
+    def _entity_id(self, entity) -> int:
+        if isinstance(entity, (RobotModelLink, RigidObjectModel, TerrainModel)):
+            id_ = entity.getID()
+            if not 0 <= id_ < self._world.numIDs() or self._world.getEntity(id_) is not entity:
+                raise ValueError(f"{entity!r} is not in this simulator's world")
+            return self._body_id(id_)
+        if isinstance(entity, RobotModel):
+            raise ValueError(f"robot '{entity.getName()}' is not a body: use one of its links "
+                             f"(robot.link(i)) or sim.controller(robot)")
+        if isinstance(entity, (int, np.integer)):
+            return self._body_id(int(entity))
+        raise TypeError(f"expected a robot link, rigid object, terrain or world ID, got "
+                        f"{type(entity).__name__}")
+
+    def _body_id(self, id_: int) -> int:
+        n = self._world.numIDs()
+        if not 0 <= id_ < n:
+            raise ValueError(f"unknown world ID {id_} (IDs are 0..{n - 1})")
+        if id_ not in self._layout.body_of_id:
+            entity = self._world.getEntity(id_)
+            if isinstance(entity, RobotModel):
+                raise ValueError(f"world ID {id_} is robot '{entity.getName()}', not a body: "
+                                 f"use the IDs of its links")
+            raise ValueError(f"world ID {id_} ({self._world.getName(id_)}) has no simulated body")
+        return id_
+
+    def _collision_body(self, id_: int) -> int:
+        return self._layout.body_of_id[self._body_id(id_)]
+
+    # forces held over the next simulate() call (SimBody.applyForce...)
+    def _add_wrench(self, id_: int, wrench: np.ndarray):
+        total = self._pending.get(id_)
+        self._pending[id_] = wrench if total is None else total + wrench
+
+    def _apply_pending(self):
+        for id_, wrench in self._pending.items():
+            self._bodies[id_]._apply_wrench(wrench)
+
+    def _clear_pending(self):
+        scene = self._scene
+        scene.free_wrench[:] = 0.0
+        for tau_ext in scene.robot_tau_ext:
+            tau_ext[:] = 0.0
+        self._pending.clear()
+
+    def _robot_query(self, r: int):
+        """(model, Data for queries, q) of robot r: kinematics of the simulated state in a
+        Data of its own (the Scene's Data is the step's scratch)."""
+        from sim_node.engine.model import Data
+
+        if r not in self._qdata:
+            self._qdata[r] = Data(self._world.robot(r).model)
+        return self._world.robot(r).model, self._qdata[r], self._scene.robot_q[r]
+
+    def _link_transform(self, r: int, link: int):
+        from sim_node.engine import kinematics
+
+        R, p = kinematics.frames(*self._robot_query(r))
+        return R[link].copy(), p[link].copy()
+
+    # -- contact feedback (seed 002) -------------------------------------------------------
+    def enableContactFeedbackAll(self):
+        """Record contact feedback for every pair of bodies."""
+        self._feedback_all = True
+        self._scene.enable_feedback_all(True)
+
+    def enableContactFeedback(self, id1: int, id2: int):
+        """Record contact feedback between the bodies with world IDs id1 and id2."""
+        a, b = self._collision_body(id1), self._collision_body(id2)
+        if a != b:
+            self._scene.enable_feedback(a, b)
+            self._feedback_pairs.add((min(a, b), max(a, b)))
+
+    def _feedback(self, id1: int, id2: int):
+        a, b = self._collision_body(id1), self._collision_body(id2)
+        if a == b:
+            return None         # links welded into one body never touch each other
+        if not (self._feedback_all or (min(a, b), max(a, b)) in self._feedback_pairs):
+            raise RuntimeError(
+                f"contact feedback between {self._world.getName(id1)} (ID {id1}) and "
+                f"{self._world.getName(id2)} (ID {id2}) is not enabled: call "
+                f"enableContactFeedback({id1}, {id2}) or enableContactFeedbackAll() first")
+        return self._scene.feedback(a, b)
+
+    def inContact(self, id1: int, id2: int) -> bool:
+        """True if the bodies touch (a contact inside their boundary layers) at the end of the
+        last simulate() call."""
+        f = self._feedback(id1, id2)
+        return bool(f and f["touching"])
+
+    def hadContact(self, id1: int, id2: int) -> bool:
+        """True if the bodies touched at some substep of the last simulate() call."""
+        f = self._feedback(id1, id2)
+        return bool(f and f["had_contact"])
+
+    def hadSeparation(self, id1: int, id2: int) -> bool:
+        """True if the bodies were apart at some substep of the last simulate() call."""
+        f = self._feedback(id1, id2)
+        return True if f is None else bool(f["had_separation"])
+
+    def hadPenetration(self, id1: int, id2: int) -> bool:
+        """True if their real geometries (inside the boundary layers) overlapped at some
+        substep of the last simulate() call."""
+        f = self._feedback(id1, id2)
+        return bool(f and f["had_penetration"])
+
+    def contactForce(self, id1: int, id2: int) -> np.ndarray:
+        """Total contact force on id1 from id2 at the last substep [N], world axes."""
+        f = self._feedback(id1, id2)
+        return np.zeros(3) if f is None else f["force"]
+
+    def contactTorque(self, id1: int, id2: int) -> np.ndarray:
+        """Total contact torque on id1 from id2 at the last substep, about id1's centre of mass
+        [N m], world axes."""
+        f = self._feedback(id1, id2)
+        if f is None:
+            return np.zeros(3)
+        com = self.body(id1).getTransform()[1]
+        return f["torque"] - np.cross(com, f["force"])
+
+    def meanContactForce(self, id1: int, id2: int) -> np.ndarray:
+        """Contact force on id1 from id2 averaged over the last simulate() call [N]."""
+        f = self._feedback(id1, id2)
+        if f is None or f["window_time"] <= 0.0:
+            return np.zeros(3)
+        return f["impulse"] / f["window_time"]
+
+    def _pair_contacts(self, id1: int, id2: int):
+        self._feedback(id1, id2)            # the feedback check
+        a, b = self._collision_body(id1), self._collision_body(id2)
+        c = self._scene.contact_arrays()
+        forward = (c["body_a"] == a) & (c["body_b"] == b)
+        backward = (c["body_a"] == b) & (c["body_b"] == a)
+        sign = np.where(forward, 1.0, -1.0)[forward | backward]
+        keep = forward | backward
+        return c, keep, sign, a, b
+
+    def getContacts(self, id1: int, id2: int) -> np.ndarray:
+        """The contacts between id1 and id2 at the last substep, one row each:
+        [px, py, pz, nx, ny, nz, kFriction] with the normal pointing from id2 into id1."""
+        c, keep, sign, a, b = self._pair_contacts(id1, id2)
+        mu = self._pair_friction(a, b)
+        out = np.empty((int(keep.sum()), 7))
+        out[:, 0:3] = c["point"][keep]
+        out[:, 3:6] = c["normal"][keep] * sign[:, None]
+        out[:, 6] = mu
+        return out
+
+    def getContactForces(self, id1: int, id2: int) -> np.ndarray:
+        """The force on id1 at each contact of getContacts(id1, id2) [N], one row each."""
+        c, keep, sign, _, _ = self._pair_contacts(id1, id2)
+        dt = self._scene.last_dt
+        if dt <= 0.0:
+            return np.zeros((int(keep.sum()), 3))
+        return c["impulse"][keep] * sign[:, None] / dt
+
+    def _pair_friction(self, a: int, b: int) -> float:
+        from sim_node.model.surface import _harmonic
+
+        fa = self._scene.get_body_surface(a)[1]
+        fb = self._scene.get_body_surface(b)[1]
+        return _harmonic(fa, fb)
