@@ -65,9 +65,11 @@ cdef int spd6_inverse(const double* A, double* out) noexcept nogil:
 
 
 cdef int aba_factored(const ModelC* m, DataC* d, const double* q, const double* qd,
-                      const double* tau, const double* gravity, double* ddq) noexcept nogil:
-    # (q, qd, tau, g) => (qdd) by B qdd = tau - (C + G) with the sparse LTDL solve; leaves
-    # B in d.M and its factor in d.L (for callers that need B^-1 too); 0 if B is singular
+                      const double* tau, const double* gravity, const double* armature,
+                      double* ddq) noexcept nogil:
+    # (q, qd, tau, g, a) => (qdd) by (B + diag(a)) qdd = tau - (C + G) with the sparse LTDL
+    # solve (armature a may be NULL); leaves B + diag(a) in d.M and its factor in d.L (for
+    # callers that need its inverse too); 0 if it is singular
     cdef int k
     for k in range(m.nv):
         d.tmp[k] = 0.0
@@ -75,6 +77,9 @@ cdef int aba_factored(const ModelC* m, DataC* d, const double* q, const double* 
     for k in range(m.nv):
         ddq[k] = tau[k] - ddq[k]
     crba(m, d, q, d.M)
+    if armature != NULL:
+        for k in range(m.nv):
+            d.M[k * m.nv + k] += armature[k]
     if not ltdl_factor(m, d.M, d.L):
         return 0
     ltdl_solve(m, d.L, ddq)
@@ -84,6 +89,14 @@ cdef int aba_factored(const ModelC* m, DataC* d, const double* q, const double* 
 cdef int aba(const ModelC* m, DataC* d, const double* q, const double* qd, const double* tau,
              const double* gravity, double* ddq) noexcept nogil:
     # (q, qd, tau, g) => (qdd); returns 0 if a joint-space articulated inertia is singular
+    return aba_armature(m, d, q, qd, tau, gravity, NULL, ddq)
+
+
+cdef int aba_armature(const ModelC* m, DataC* d, const double* q, const double* qd,
+                      const double* tau, const double* gravity, const double* armature,
+                      double* ddq) noexcept nogil:
+    # (q, qd, tau, g, a) => (qdd) of (B + diag(a)) qdd = tau - (C + G): a joint-space inertia
+    # a (NULL: none) added to each DOF (rotor armature, or dt times a damping made implicit)
     cdef int i, j, k, r, col, par, nc
     cdef double vJ[6]
     cdef double Iv[6]
@@ -99,7 +112,7 @@ cdef int aba(const ModelC* m, DataC* d, const double* q, const double* qd, const
     cdef double* U
     cdef const double* S
     if m.has_mimic:
-        return aba_factored(m, d, q, qd, tau, gravity, ddq)
+        return aba_factored(m, d, q, qd, tau, gravity, armature, ddq)
     # pass 1: kinematics, velocities, bias forces
     for i in range(m.nbody):
         body_placement(m, d, i, q)
@@ -124,6 +137,8 @@ cdef int aba(const ModelC* m, DataC* d, const double* q, const double* qd, const
             U = &d.U[6 * col]
             mat6_vec(IA, S, U)
             Dv = dot6(S, U)
+            if armature != NULL:
+                Dv += armature[m.col_dof[col]]
             if not Dv > 0.0:
                 return 0
             d.Dinv[36 * i] = 1.0 / Dv
@@ -147,6 +162,8 @@ cdef int aba(const ModelC* m, DataC* d, const double* q, const double* qd, const
             for j in range(6):
                 for r in range(6):
                     D[6 * j + r] = dot6(&d.S[6 * (m.icol[i] + j)], &d.U[6 * (m.icol[i] + r)])
+                if armature != NULL:
+                    D[7 * j] += armature[m.col_dof[m.icol[i] + j]]
             if not spd6_inverse(D, &d.Dinv[36 * i]):
                 return 0
     # pass 3: accelerations, root to leaves

@@ -87,6 +87,9 @@ ctypedef struct RobotC:
     double* iterm         # [nv] integral of the position error [rad s or m s]
     double* advance       # [nv] time the target still moves with v_des [s]
     double* perr          # [nv] scratch: position error before the step
+    double* armature      # [nv] dt x the damping made implicit this step (joint damping, and
+                          # the PID's kd unless its torque saturates): forward dynamics and
+                          # constraint rows use B + diag(armature) (linearly implicit Euler)
     double* tau           # [nv] actuator output of this step
     double* tau_ext       # [nv] external generalized force of this step (applied wrenches)
     double* tau_net       # [nv] scratch: all generalized forces the free velocity sees

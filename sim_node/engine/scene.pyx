@@ -26,7 +26,7 @@ from libc.math cimport atan2, cos, fabs, isfinite, sin, sqrt, INFINITY
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memmove, memset
 
-from sim_node.engine.aba cimport aba, aba_factored
+from sim_node.engine.aba cimport aba_armature, aba_factored
 from sim_node.engine.broadphase cimport sweep_and_prune
 from sim_node.engine.cluster cimport cluster_contacts
 from sim_node.engine.constraint cimport ContactC, PatchC, RowC
@@ -378,7 +378,7 @@ cdef class Scene:
                 "q_next": np.zeros(nq), "tau_ff": np.zeros(nv), "kp": np.zeros(nv),
                 "ki": np.zeros(nv), "kd": np.zeros(nv), "q_des": np.zeros(nv),
                 "v_des": np.zeros(nv), "iterm": np.zeros(nv), "advance": np.zeros(nv),
-                "perr": np.zeros(nv),
+                "perr": np.zeros(nv), "armature": np.zeros(nv),
                 "mode": np.where(np.asarray(spec["dof_q"]) >= 0, ACTUATOR_PID,
                                  ACTUATOR_OFF).astype(np.int32),
                 "tau": np.zeros(nv), "tau_ext": np.zeros(nv), "tau_net": np.zeros(nv),
@@ -414,6 +414,7 @@ cdef class Scene:
             r.iterm = _ptr(arrays["iterm"])
             r.advance = _ptr(arrays["advance"])
             r.perr = _ptr(arrays["perr"])
+            r.armature = _ptr(arrays["armature"])
             r.tau = _ptr(arrays["tau"])
             r.tau_ext = _ptr(arrays["tau_ext"])
             r.tau_net = _ptr(arrays["tau_net"])
@@ -783,7 +784,7 @@ cdef class Scene:
         self._kinematics(dt)
         self._broadphase()
         self._narrowphase(dt)
-        self._actuators()
+        self._actuators(dt)
         if not self._free_velocity(dt):
             return False
         self._setup(dt)
@@ -1006,8 +1007,9 @@ cdef class Scene:
                 out.rho = sqrt(max(0.0, dot3(rel, rel) - along * along))
             self.npatch += 1
 
-    cdef void _actuators(self) noexcept nogil:
-        # (q, v, commands, integral terms) => tau, clipped to the torque limits; position errors
+    cdef void _actuators(self, double dt) noexcept nogil:
+        # (q, v, commands, integral terms) => tau, clipped to the torque limits; position
+        # errors; the implicit damping (joint damping, unsaturated kd) as armature dt c
         cdef int r, k, qi
         cdef RobotC* rob
         cdef double t
@@ -1016,10 +1018,13 @@ cdef class Scene:
             for k in range(rob.model.nv):
                 qi = rob.dof_q[k]
                 rob.perr[k] = 0.0
+                rob.armature[k] = dt * rob.damping[k]
                 if rob.mode[k] == ACTUATOR_PID and qi >= 0:
                     rob.perr[k] = rob.q_des[k] - rob.q[qi]
                     t = (rob.tau_ff[k] + rob.kp[k] * rob.perr[k]
                          + rob.kd[k] * (rob.v_des[k] - rob.v[k]) + rob.ki[k] * rob.iterm[k])
+                    if -rob.effort[k] < t < rob.effort[k]:
+                        rob.armature[k] += dt * rob.kd[k]
                 elif rob.mode[k] == ACTUATOR_TORQUE:
                     t = rob.tau_ff[k]
                 else:
@@ -1078,10 +1083,12 @@ cdef class Scene:
             for k in range(rob.model.nv):
                 rob.tau_net[k] = rob.tau[k] + rob.tau_ext[k] - rob.damping[k] * rob.v[k]
             if rob.use_factor:
-                if not aba_factored(rob.model, rob.data, rob.q, rob.v, rob.tau_net, self.g, ddq):
+                if not aba_factored(rob.model, rob.data, rob.q, rob.v, rob.tau_net, self.g,
+                                    rob.armature, ddq):
                     return False
                 rob.factored = 1
-            elif not aba(rob.model, rob.data, rob.q, rob.v, rob.tau_net, self.g, ddq):
+            elif not aba_armature(rob.model, rob.data, rob.q, rob.v, rob.tau_net, self.g,
+                                  rob.armature, ddq):
                 return False
             for k in range(rob.model.nv):
                 self.vel0[rob.vel_offset + k] = rob.v[k]
@@ -1123,10 +1130,13 @@ cdef class Scene:
 
     cdef void _robot_minv(self, int r) noexcept nogil:
         cdef RobotC* rob = &self.robots[r]
+        cdef int k
         if rob.minv_valid:
             return
         if not rob.factored:
             crba(rob.model, rob.data, rob.q, rob.data.M)
+            for k in range(rob.model.nv):
+                rob.data.M[k * rob.model.nv + k] += rob.armature[k]
             ltdl_factor(rob.model, rob.data.M, rob.data.L)
             rob.factored = 1
         ltdl_inverse(rob.model, rob.data.L, rob.data.Linv, rob.data.Minv)
