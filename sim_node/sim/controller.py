@@ -96,20 +96,28 @@ class SimRobotController:
         return self._scene.robot_v[self._index].copy()
 
     def getCommandedConfig(self) -> np.ndarray:
-        """The configuration the PID aims at (full q; joints under torque control and a
-        floating base read their sensed values)."""
+        """The commanded configuration (full q): the PID target, or the motion queue's position
+        now while it runs; joints under torque control and a floating base read their sensed
+        values."""
         scene, r = self._scene, self._index
         q = scene.robot_q[r].copy()
         pid = scene.robot_mode[r][self._offset:] == ACTUATOR_PID
-        q[self._joint_q[pid]] = scene.robot_q_des[r][self._offset:][pid]
+        if self in self._sim._ticking:
+            q[self._joint_q] = self._queue.evaluate(self._time())[0]
+        else:
+            q[self._joint_q[pid]] = scene.robot_q_des[r][self._offset:][pid]
         return q
 
     def getCommandedVelocity(self) -> np.ndarray:
-        """The velocity the PID aims at (full v; non-PID entries read their sensed values)."""
+        """The commanded velocity (full v): the PID's velocity target, or the motion queue's
+        velocity now while it runs; other entries read their sensed values."""
         scene, r = self._scene, self._index
         v = scene.robot_v[r].copy()
-        pid = scene.robot_mode[r] == ACTUATOR_PID
-        v[pid] = scene.robot_v_des[r][pid]
+        if self in self._sim._ticking:
+            v[self._offset:] = self._queue.evaluate(self._time())[1]
+        else:
+            pid = scene.robot_mode[r] == ACTUATOR_PID
+            v[pid] = scene.robot_v_des[r][pid]
         return v
 
     def getCommandedTorque(self) -> np.ndarray:
@@ -253,33 +261,40 @@ class SimRobotController:
             self._sim._ticking.remove(self)
 
     def _tick(self, t: float, tolerance: float = 1e-9):
-        # at the controller's period: the queue's state at t becomes the PID target, moving on
-        # with the queue's velocity until the next tick
+        # at the controller's period: the PID target moves in a straight line from the queue's
+        # position at t to its position at the next tick (or the queue's end), through every
+        # physics substep in between, and stops there
         if t + tolerance < self._next_tick:
             return
-        q, dq = self._queue.evaluate(t)
-        if self._queue.active(t):
-            self._scene.set_commands(self._index, ACTUATOR_PID, q, dq, None, self._rate)
+        queue = self._queue
+        if queue.active(t):
+            h = min(self._rate, queue.end_time() - t)
+            q, _ = queue.evaluate(t)
+            q_next, _ = queue.evaluate(t + h)
+            self._scene.set_commands(self._index, ACTUATOR_PID, q, (q_next - q) / h, None, h)
             self._next_tick = t + self._rate
         else:
+            q, _ = queue.evaluate(t)
             self._scene.set_commands(self._index, ACTUATOR_PID, q)
             self._sim._ticking.remove(self)
 
     def _fake_advance(self, t: float, dt: float):
         # fakeSimulate: PID joints jump to their targets at time t
         scene, r, o = self._scene, self._index, self._offset
+        pid = scene.robot_mode[r][o:] == ACTUATOR_PID
         if self in self._sim._ticking:
+            q, dq = self._queue.evaluate(t)
             self._next_tick = t
             self._tick(t)
-        q_des, v_des = scene.robot_q_des[r], scene.robot_v_des[r]
-        advance = scene.robot_advance[r]
-        step = np.minimum(advance, dt)
-        q_des[:] += v_des * step
-        advance[:] -= step
-        v_des[advance <= 0.0] = 0.0
-        pid = scene.robot_mode[r][o:] == ACTUATOR_PID
-        scene.robot_q[r][self._joint_q[pid]] = q_des[o:][pid]
-        scene.robot_v[r][o:][pid] = v_des[o:][pid]
+        else:
+            q_des, v_des, advance = scene.robot_q_des[r], scene.robot_v_des[r], scene.robot_advance[r]
+            step = np.minimum(advance, dt)
+            q_des[:] += v_des * step
+            advance[:] -= step
+            v_des[advance <= 0.0] = 0.0
+            q, dq = q_des[o:], v_des[o:]
+        scene.robot_q[r][self._joint_q[pid]] = q[pid]
+        scene.robot_v[r][o:][pid] = dq[pid]
 
     # state (Simulator.getState): everything the engine does not hold
     def _get_state(self) -> dict:

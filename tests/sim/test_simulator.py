@@ -1,0 +1,258 @@
+"""The Simulator (seed 002): stepping and substeps, state save/restore, reset, status and step
+halving, contact feedback, world synchronisation, bad input."""
+import math
+
+import numpy as np
+import pytest
+from scene_helpers import REPO, ground, world_from_yaml
+
+import sim_node
+from sim_node.resources import default_world
+from sim_node.sim.simulator import STATUS_ADAPTIVE_TIME_STEPPING, STATUS_NORMAL, STATUS_UNSTABLE
+
+G = 9.81
+
+
+def ball_world(tmp_path, height=1.0, restitution=0.5, mass=0.1):
+    return world_from_yaml(ground(friction=0.5, restitution=restitution) + f"""rigid_objects:
+  - name: ball
+    geometry: {{sphere: 0.05}}
+    mass: {mass}
+    pose: {{position: [0, 0, {height}]}}
+    surface: {{kRestitution: {restitution}}}
+""", tmp_path)
+
+
+def test_simulate_takes_equal_substeps_of_at_most_the_sim_step(tmp_path):
+    world = ball_world(tmp_path, height=5.0)
+    sim = sim_node.Simulator(world)
+    ball = sim.body(world.rigidObject("ball"))
+    sim.setSimStep(0.004)
+    sim.simulate(0.01)                          # 3 substeps of h = 0.01 / 3
+    h, n = 0.01 / 3, 3
+    # semi-implicit Euler: v_k = -g h k, z_n = z0 - g h^2 n (n + 1) / 2
+    assert ball.getVelocity()[1][2] == pytest.approx(-G * h * n, rel=1e-12)
+    assert ball.getTransform()[1][2] == pytest.approx(5.0 - G * h * h * n * (n + 1) / 2, rel=1e-12)
+    assert sim.getTime() == pytest.approx(0.01, abs=1e-15)
+
+
+def test_set_gravity_changes_the_free_fall(tmp_path):
+    world = ball_world(tmp_path, height=5.0)
+    sim = sim_node.Simulator(world)
+    sim.setGravity((1.0, 0.0, -2.0))
+    assert np.array_equal(sim.getGravity(), [1.0, 0.0, -2.0])
+    sim.simulate(0.1)
+    w, v = sim.body(world.rigidObject(0)).getVelocity()
+    assert np.allclose(v, [0.1, 0.0, -0.2], atol=1e-12)
+
+
+def test_a_run_continued_from_a_restored_state_matches_the_original_bit_for_bit():
+    world = sim_node.WorldModel()
+    world.readFile(default_world())
+    sim = sim_node.Simulator(world)
+    sim.enableContactFeedbackAll()
+    arm = sim.controller("arm")
+    sim.simulate(0.3)
+    arm.setMilestone(arm.getSensedConfig()[:8] + np.r_[0.3, -0.2, 0.1, 0.2, 0, 0, 0, -0.02])
+    sim.body(world.rigidObject("blue_ball")).applyForceAtPoint([0.5, 0, 0], [0.25, -0.05, 0.8])
+    sim.simulate(0.05)
+    saved = sim.getState()
+    trajectory = []
+    for _ in range(30):
+        sim.simulate(0.01)
+        trajectory.append(sim.getState())
+    sim.setState(saved)
+    for expected in trajectory:
+        sim.simulate(0.01)
+        assert sim.getState() == expected
+    assert arm.remainingTime() > 0
+
+
+def test_reset_returns_to_the_initial_state(tmp_path):
+    world = ball_world(tmp_path)
+    sim = sim_node.Simulator(world)
+    start = sim.getState()
+    sim.simulate(0.5)
+    assert sim.getTime() == pytest.approx(0.5)
+    sim.reset()
+    assert sim.getTime() == 0.0 and sim.getState() == start
+
+
+def test_a_state_of_another_world_is_refused_and_changes_nothing(tmp_path):
+    sim = sim_node.Simulator(ball_world(tmp_path))
+    other = sim_node.WorldModel()
+    other.readFile(REPO / "data" / "worlds" / "pendulum.yaml")
+    foreign = sim_node.Simulator(other).getState()
+    sim.simulate(0.1)
+    before = sim.getState()
+    for bad, message in [(foreign, "robots"), (b"junk", "not a sim_node"),
+                         (before[:-8], "does not belong")]:
+        with pytest.raises(ValueError, match=message):
+            sim.setState(bad)
+        assert sim.getState() == before
+
+
+def test_contact_feedback_flags_of_a_bouncing_ball_switch_exactly_at_the_bounces(tmp_path):
+    e, mass, r, h0 = 0.5, 0.1, 0.05, 1.0
+    world = ball_world(tmp_path, height=h0, restitution=e, mass=mass)
+    sim = sim_node.Simulator(world)
+    ball, floor = world.rigidObject("ball").getID(), world.terrain("ground").getID()
+    with pytest.raises(RuntimeError, match="not enabled"):
+        sim.inContact(ball, floor)
+    sim.enableContactFeedback(ball, floor)
+    # ideal bounces: the centre falls to r + the rest gap (10 % of the summed 2.5 mm layers)
+    drop = h0 - r - 0.1 * 0.005
+    v = math.sqrt(2 * G * drop)
+    impacts, t = [], math.sqrt(2 * drop / G)
+    for _ in range(3):
+        impacts.append((t, v))
+        v *= e
+        t += 2 * v / G
+    dt = 0.001
+    body = sim.body(world.rigidObject("ball"))
+    flags, impulses, heights = [], [], []
+    for k in range(int(1.15 / dt)):
+        heights.append(body.getTransform()[1][2])
+        sim.simulate(dt)
+        flags.append((sim.hadContact(ball, floor), sim.inContact(ball, floor),
+                      sim.hadSeparation(ball, floor), sim.hadPenetration(ball, floor)))
+        impulses.append(sim.meanContactForce(ball, floor)[2] * dt)
+    touching = np.array([f[0] for f in flags])
+    assert np.array_equal(touching, [f[1] for f in flags])      # one substep per call
+    assert np.array_equal(touching, [not f[2] for f in flags])  # ... so separation = not touching
+    assert not any(f[3] for f in flags)                        # real geometries never overlap
+    # in contact exactly in the steps that start with the ball inside the boundary layers
+    # (its bottom within the summed 5 mm of the floor)
+    assert np.array_equal(touching, np.array(heights) - r <= 0.005)
+    # ... which happens once per ideal bounce, around the ideal impact time
+    steps = np.flatnonzero(touching)
+    groups = np.split(steps, np.flatnonzero(np.diff(steps) > 1) + 1)
+    assert len(groups) == len(impacts)
+    for group, (t_impact, v_impact) in zip(groups, impacts):
+        assert group[0] * dt - 3 * dt <= t_impact <= (group[-1] + 1) * dt + 3 * dt
+        # impulse of the bounce: m (1 + e) v
+        impulse = sum(impulses[group[0]:group[-1] + 1])
+        assert impulse == pytest.approx(mass * (1 + e) * v_impact, rel=0.01)
+
+
+def test_contact_force_and_torque_of_a_resting_box_balance_its_weight(tmp_path):
+    world = world_from_yaml(ground() + """rigid_objects:
+  - name: box
+    geometry: {box: [0.2, 0.1, 0.1]}
+    mass: 2.0
+    pose: {position: [0.3, 0.4, 0.0505]}
+""", tmp_path)
+    sim = sim_node.Simulator(world)
+    sim.enableContactFeedbackAll()
+    box, floor = world.rigidObject(0).getID(), world.terrain(0).getID()
+    sim.simulate(0.5)
+    assert sim.inContact(box, floor) and not sim.hadSeparation(box, floor)
+    assert np.allclose(sim.contactForce(box, floor), [0, 0, 2.0 * G], atol=1e-6)
+    assert np.allclose(sim.contactForce(floor, box), [0, 0, -2.0 * G], atol=1e-6)
+    assert np.allclose(sim.meanContactForce(box, floor), [0, 0, 2.0 * G], atol=1e-6)
+    assert np.allclose(sim.contactTorque(box, floor), 0.0, atol=1e-6)   # about the box's com
+    contacts = sim.getContacts(box, floor)
+    forces = sim.getContactForces(box, floor)
+    assert len(contacts) == len(forces) >= 4
+    assert np.allclose(contacts[:, 3:6], [0, 0, 1]) and np.allclose(contacts[:, 6], 0.5)
+    assert np.allclose(forces.sum(axis=0), [0, 0, 2.0 * G], atol=1e-6)
+    # the support polygon: the contact points span the box's footprint
+    assert np.ptp(contacts[:, 0]) == pytest.approx(0.2, abs=2e-3)
+    assert np.ptp(contacts[:, 1]) == pytest.approx(0.1, abs=2e-3)
+
+
+def test_a_step_moving_a_body_too_far_is_retried_in_halves(tmp_path):
+    world = ball_world(tmp_path, height=5.0)
+    sim = sim_node.Simulator(world)
+    sim.setGravity((0.0, 0.0, 0.0))
+    ball = sim.body(world.rigidObject(0))
+    ball.setVelocity([0, 0, 0], [80.0, 0, 0])       # 0.8 m per 10 ms step: more than 0.5 m
+    sim.setSimStep(0.01)
+    sim.simulate(0.1)
+    assert sim.getStatus() == STATUS_ADAPTIVE_TIME_STEPPING
+    assert sim.getStatusString() == "adaptive time stepping"
+    assert sim.getTime() == pytest.approx(0.1, abs=1e-14)
+    assert ball.getTransform()[1][0] == pytest.approx(8.0, abs=1e-12)
+    ball.setVelocity([0, 0, 0], [10.0, 0, 0])
+    sim.simulate(0.1)
+    assert sim.getStatus() == STATUS_NORMAL
+
+
+def test_a_nan_force_stops_the_simulation_at_the_last_good_state():
+    world = sim_node.WorldModel()
+    world.readFile(REPO / "data" / "worlds" / "pendulum.yaml")
+    sim = sim_node.Simulator(world)
+    c = sim.controller(0)
+    sim.simulate(0.1)
+    good, t = c.getSensedConfig(), sim.getTime()
+    sim._scene.robot_tau_ext[0][0] = math.nan       # (the API refuses NaN: forced in the engine)
+    sim._scene.step(0.001)
+    assert sim._scene.status == STATUS_UNSTABLE and sim._scene.time == t
+    assert np.array_equal(c.getSensedConfig(), good) and np.all(np.isfinite(c.getSensedVelocity()))
+    sim._scene.robot_tau_ext[0][0] = 0.0
+    sim.simulate(0.01)
+    assert sim.getStatus() == STATUS_NORMAL
+
+
+def test_stiff_pid_damping_is_implicit_and_stays_stable_at_large_steps():
+    world = sim_node.WorldModel()
+    world.readFile(REPO / "data" / "worlds" / "pendulum.yaml")
+    sim = sim_node.Simulator(world)
+    sim.setGravity((0.0, 0.0, 0.0))
+    c = sim.controller(0)
+    inertia, damping, dt = 0.01704 + 0.441535433 ** 2, 0.01, 0.02
+    kd = 4.0 * inertia / dt                         # explicit Euler would amplify by |1 - 4| = 3
+    c.setPIDGains([0.0], [0.0], [kd])
+    c.setPIDCommand([0.0])
+    sim.setSimStep(dt)
+    sim._scene.robot_v[0][0] = 1.0                  # kd v = 42 N m, within the 50 N m limit
+    sim.simulate(dt)
+    # linearly implicit Euler: (I + dt c) (v' - v) = -dt c v  =>  v' = v I / (I + dt c)
+    expected = 1.0 * inertia / (inertia + dt * (kd + damping))
+    assert c.getSensedVelocity()[0] == pytest.approx(expected, rel=1e-5)
+    sim.simulate(1.0)
+    assert abs(c.getSensedVelocity()[0]) < 1e-12 and sim.getStatus() == STATUS_NORMAL
+
+
+def test_fake_simulate_moves_pid_joints_to_their_targets_without_physics():
+    world = sim_node.WorldModel()
+    world.readFile(REPO / "data" / "worlds" / "pendulum.yaml")
+    sim = sim_node.Simulator(world)
+    c = sim.controller(0)
+    c.setVelocity([1.0], 0.5)
+    sim.fakeSimulate(0.2)
+    assert sim.getTime() == pytest.approx(0.2)
+    assert c.getSensedConfig()[0] == pytest.approx(0.2, abs=1e-9)
+    assert c.getSensedVelocity()[0] == pytest.approx(1.0)
+
+
+def test_update_world_copies_the_simulated_state_into_the_world(tmp_path):
+    world = ball_world(tmp_path, height=2.0)
+    sim = sim_node.Simulator(world)
+    obj = world.rigidObject(0)
+    sim.simulate(0.3)
+    assert obj.getTransform()[1][2] == 2.0            # untouched until updateWorld
+    sim.updateWorld()
+    R, t = sim.body(obj).getObjectTransform()
+    assert np.allclose(obj.getTransform()[1], t) and np.allclose(obj.getTransform()[0], R)
+    assert obj.getVelocity()[1][2] == pytest.approx(-G * 0.3, rel=1e-12)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda s: s.simulate(-0.01), ValueError, "positive time"),
+    (lambda s: s.simulate(math.nan), ValueError, "positive time"),
+    (lambda s: s.setSimStep(0), ValueError, "positive time"),
+    (lambda s: s.setGravity([0, math.inf, 0]), ValueError, "NaN or infinity"),
+    (lambda s: s.getStatusString(17), ValueError, "unknown status"),
+    (lambda s: s.controller(3), IndexError, "out of range"),
+    (lambda s: s.controller("nobody"), KeyError, "no robot named"),
+    (lambda s: s.body(99), ValueError, "unknown world ID 99"),
+    (lambda s: s.body("ball"), TypeError, "expected a robot link"),
+    (lambda s: s.enableContactFeedback(0, 42), ValueError, "unknown world ID 42"),
+])
+def test_bad_requests_raise_clear_errors_and_change_nothing(tmp_path, call, error, message):
+    sim = sim_node.Simulator(ball_world(tmp_path))
+    before = sim.getState()
+    with pytest.raises(error, match=message):
+        call(sim)
+    assert sim.getState() == before
