@@ -325,96 +325,121 @@ class Simulator:
         return R[link].copy(), p[link].copy()
 
     # -- contact feedback (seed 002) -------------------------------------------------------
+    # IDs are those of terrains, rigid objects and robot links; a robot's own ID stands for all
+    # of its links (forces summed, flags combined), so loops over every pair of IDs work.
     def enableContactFeedbackAll(self):
         """Record contact feedback for every pair of bodies."""
         self._feedback_all = True
         self._scene.enable_feedback_all(True)
 
     def enableContactFeedback(self, id1: int, id2: int):
-        """Record contact feedback between the bodies with world IDs id1 and id2."""
-        a, b = self._collision_body(id1), self._collision_body(id2)
-        if a != b:
+        """Record contact feedback between the entities with world IDs id1 and id2."""
+        for a, b in self._body_pairs(id1, id2):
             self._scene.enable_feedback(a, b)
             self._feedback_pairs.add((min(a, b), max(a, b)))
 
-    def _feedback(self, id1: int, id2: int):
-        a, b = self._collision_body(id1), self._collision_body(id2)
-        if a == b:
-            return None         # links welded into one body never touch each other
-        if not (self._feedback_all or (min(a, b), max(a, b)) in self._feedback_pairs):
-            raise RuntimeError(
-                f"contact feedback between {self._world.getName(id1)} (ID {id1}) and "
-                f"{self._world.getName(id2)} (ID {id2}) is not enabled: call "
-                f"enableContactFeedback({id1}, {id2}) or enableContactFeedbackAll() first")
-        return self._scene.feedback(a, b)
+    def _collision_bodies(self, id_: int) -> list:
+        # collision bodies of a world ID: one, or every body of a robot
+        n = self._world.numIDs()
+        if not 0 <= id_ < n:
+            raise ValueError(f"unknown world ID {id_} (IDs are 0..{n - 1})")
+        entity = self._world.getEntity(id_)
+        if isinstance(entity, RobotModel):
+            return sorted({self._layout.body_of_id[link.getID()] for link in entity.links()
+                           if link.getID() in self._layout.body_of_id})
+        return [self._collision_body(id_)]
+
+    def _body_pairs(self, id1: int, id2: int) -> list:
+        side2 = self._collision_bodies(int(id2))
+        return [(a, b) for a in self._collision_bodies(int(id1)) for b in side2 if a != b]
+
+    def _feedback(self, id1: int, id2: int) -> list:
+        # feedback dicts of every body pair of (id1, id2), seen from id1; [] if none can touch
+        pairs = self._body_pairs(id1, id2)
+        if not self._feedback_all:
+            for a, b in pairs:
+                if (min(a, b), max(a, b)) not in self._feedback_pairs:
+                    raise RuntimeError(
+                        f"contact feedback between {self._world.getName(id1)} (ID {id1}) and "
+                        f"{self._world.getName(id2)} (ID {id2}) is not enabled: call "
+                        f"enableContactFeedback({id1}, {id2}) or enableContactFeedbackAll() "
+                        f"first")
+        found = (self._scene.feedback(a, b) for a, b in pairs)
+        return [f for f in found if f is not None]
 
     def inContact(self, id1: int, id2: int) -> bool:
-        """True if the bodies touch (a contact inside their boundary layers) at the end of the
-        last simulate() call."""
-        f = self._feedback(id1, id2)
-        return bool(f and f["touching"])
+        """True if they touch (a contact inside their boundary layers) at the end of the last
+        simulate() call."""
+        return any(f["touching"] for f in self._feedback(id1, id2))
 
     def hadContact(self, id1: int, id2: int) -> bool:
-        """True if the bodies touched at some substep of the last simulate() call."""
-        f = self._feedback(id1, id2)
-        return bool(f and f["had_contact"])
+        """True if they touched at some substep of the last simulate() call."""
+        return any(f["had_contact"] for f in self._feedback(id1, id2))
 
     def hadSeparation(self, id1: int, id2: int) -> bool:
-        """True if the bodies were apart at some substep of the last simulate() call."""
-        f = self._feedback(id1, id2)
-        return True if f is None else bool(f["had_separation"])
+        """True if they were apart at some substep of the last simulate() call. (For a robot's
+        ID: if no single pair of bodies touched at every substep.)"""
+        return all(f["had_separation"] for f in self._feedback(id1, id2))
 
     def hadPenetration(self, id1: int, id2: int) -> bool:
         """True if their real geometries (inside the boundary layers) overlapped at some
         substep of the last simulate() call."""
-        f = self._feedback(id1, id2)
-        return bool(f and f["had_penetration"])
+        return any(f["had_penetration"] for f in self._feedback(id1, id2))
 
     def contactForce(self, id1: int, id2: int) -> np.ndarray:
         """Total contact force on id1 from id2 at the last substep [N], world axes."""
-        f = self._feedback(id1, id2)
-        return np.zeros(3) if f is None else f["force"]
+        return sum((f["force"] for f in self._feedback(id1, id2)), np.zeros(3))
 
     def contactTorque(self, id1: int, id2: int) -> np.ndarray:
-        """Total contact torque on id1 from id2 at the last substep, about id1's centre of mass
-        [N m], world axes."""
-        f = self._feedback(id1, id2)
-        if f is None:
-            return np.zeros(3)
-        com = self.body(id1).getTransform()[1]
-        return f["torque"] - np.cross(com, f["force"])
+        """Total contact torque on id1 from id2 at the last substep [N m], world axes, about
+        id1's centre of mass (a robot's: the centre of mass of the whole robot)."""
+        found = self._feedback(id1, id2)
+        force = sum((f["force"] for f in found), np.zeros(3))
+        torque = sum((f["torque"] for f in found), np.zeros(3))      # about the world origin
+        return torque - np.cross(self._centre_of_mass(int(id1)), force)
 
     def meanContactForce(self, id1: int, id2: int) -> np.ndarray:
         """Contact force on id1 from id2 averaged over the last simulate() call [N]."""
-        f = self._feedback(id1, id2)
-        if f is None or f["window_time"] <= 0.0:
+        found = self._feedback(id1, id2)
+        window = self._scene.window_time
+        if not found or window <= 0.0:
             return np.zeros(3)
-        return f["impulse"] / f["window_time"]
+        return sum(f["impulse"] for f in found) / window
+
+    def _centre_of_mass(self, id_: int) -> np.ndarray:
+        entity = self._world.getEntity(id_)
+        if isinstance(entity, RobotModel):
+            from sim_node.engine import kinematics
+
+            return kinematics.com(*self._robot_query(self._robot_index(entity))).copy()
+        return self.body(id_).getTransform()[1]
 
     def _pair_contacts(self, id1: int, id2: int):
+        # the last substep's contacts of (id1, id2): arrays, rows kept, sign towards id1
         self._feedback(id1, id2)            # the feedback check
-        a, b = self._collision_body(id1), self._collision_body(id2)
+        side1 = self._collision_bodies(int(id1))
+        side2 = self._collision_bodies(int(id2))
         c = self._scene.contact_arrays()
-        forward = (c["body_a"] == a) & (c["body_b"] == b)
-        backward = (c["body_a"] == b) & (c["body_b"] == a)
-        sign = np.where(forward, 1.0, -1.0)[forward | backward]
-        keep = forward | backward
-        return c, keep, sign, a, b
+        forward = np.isin(c["body_a"], side1) & np.isin(c["body_b"], side2)
+        backward = np.isin(c["body_a"], side2) & np.isin(c["body_b"], side1)
+        keep = (forward | backward) & (c["body_a"] != c["body_b"])
+        sign = np.where(forward, 1.0, -1.0)[keep]
+        return c, keep, sign
 
     def getContacts(self, id1: int, id2: int) -> np.ndarray:
         """The contacts between id1 and id2 at the last substep, one row each:
         [px, py, pz, nx, ny, nz, kFriction] with the normal pointing from id2 into id1."""
-        c, keep, sign, a, b = self._pair_contacts(id1, id2)
-        mu = self._pair_friction(a, b)
+        c, keep, sign = self._pair_contacts(id1, id2)
         out = np.empty((int(keep.sum()), 7))
         out[:, 0:3] = c["point"][keep]
         out[:, 3:6] = c["normal"][keep] * sign[:, None]
-        out[:, 6] = mu
+        out[:, 6] = [self._pair_friction(a, b)
+                     for a, b in zip(c["body_a"][keep], c["body_b"][keep])]
         return out
 
     def getContactForces(self, id1: int, id2: int) -> np.ndarray:
         """The force on id1 at each contact of getContacts(id1, id2) [N], one row each."""
-        c, keep, sign, _, _ = self._pair_contacts(id1, id2)
+        c, keep, sign = self._pair_contacts(id1, id2)
         dt = self._scene.last_dt
         if dt <= 0.0:
             return np.zeros((int(keep.sum()), 3))
@@ -423,6 +448,4 @@ class Simulator:
     def _pair_friction(self, a: int, b: int) -> float:
         from sim_node.model.surface import _harmonic
 
-        fa = self._scene.get_body_surface(a)[1]
-        fb = self._scene.get_body_surface(b)[1]
-        return _harmonic(fa, fb)
+        return _harmonic(self._scene.get_body_surface(a)[1], self._scene.get_body_surface(b)[1])

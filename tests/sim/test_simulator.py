@@ -161,6 +161,29 @@ def test_contact_force_and_torque_of_a_resting_box_balance_its_weight(tmp_path):
     assert np.ptp(contacts[:, 1]) == pytest.approx(0.1, abs=2e-3)
 
 
+def test_the_seeds_loop_over_all_id_pairs_works_and_a_robot_id_sums_its_links():
+    world = sim_node.WorldModel()
+    world.readFile(default_world())
+    sim = sim_node.Simulator(world)
+    for i in range(world.numIDs()):
+        for j in range(i + 1, world.numIDs()):
+            sim.enableContactFeedback(i, j)
+    sim.simulate(1.0)
+    touching = {(world.getName(i), world.getName(j)) for i in range(world.numIDs())
+                for j in range(i + 1, world.numIDs()) if sim.inContact(i, j)}
+    assert ("ground", "mobile_base") in touching and ("table", "red_box") in touching
+    base, floor = world.robot("mobile_base"), world.terrain("ground").getID()
+    # at rest the ground carries the whole robot: the sum over its links
+    weight = base.getTotalMass() * G
+    assert np.allclose(sim.contactForce(base.getID(), floor), [0, 0, weight], atol=1e-3 * weight)
+    # one link per simulated body (links welded by fixed joints share one)
+    links = {sim._layout.body_of_id[link.getID()]: link.getID() for link in base.links()}
+    total = sum(sim.contactForce(link, floor) for link in links.values())
+    assert np.allclose(total, sim.contactForce(base.getID(), floor))
+    assert len(sim.getContacts(base.getID(), floor)) == sum(
+        len(sim.getContacts(link, floor)) for link in links.values())
+
+
 def test_a_step_moving_a_body_too_far_is_retried_in_halves(tmp_path):
     world = ball_world(tmp_path, height=5.0)
     sim = sim_node.Simulator(world)
