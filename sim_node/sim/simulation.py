@@ -480,31 +480,26 @@ class SimpleSimulator(Simulator):
                                  "handles %s", r, key, ", ".join(DEFAULT_COMMAND_KEYS))
 
     def _simulate_substeps(self, dt: float):
-        # Simulator.simulate taken one substep at a time: one status and one contact-feedback
-        # window for the whole dt
-        scene = self._scene
-        n = max(1, math.ceil(dt / self.getSimStep() - 1e-9))
-        h = dt / n
-        scene.clear_status()
-        if self._feedback_all or self._feedback_pairs:
-            scene.begin_feedback_window()
+        # Simulator.simulate with the hooks and actuator substeps before each physics substep:
+        # one status and one contact-feedback window for the whole dt; forces applied before
+        # simulate() act over all its substeps, forces applied by hooks over their substep
+        h, n = self._begin_simulate(dt)
+        held = dict(self._pending)
+        version, hook_forces = self._wrench_version, False
         substepping = [slot for slot in self._actuators if slot.substeps]
         for _ in range(n):
             for function, args in self._hooks:
                 function(*(self.getTime() if a is _TIME else a for a in args))
             for slot in substepping:
                 call_guarded(slot.plugin, slot.plugin.substep, h)
-            if self._pending:
-                self._apply_pending()
-            if self._ticking:
-                self._step_ticking(h, 1)
-            else:
-                scene.step(h, 1)
-            if self._pending:
-                self._clear_pending()
-            if scene.status == STATUS_UNSTABLE:
+            if self._wrench_version != version or hook_forces:
+                self._apply_pending()               # held + this substep's hook forces
+                hook_forces = self._wrench_version != version
+                self._pending, version = dict(held), self._wrench_version
+            self._advance(h, 1)
+            if self._scene.status == STATUS_UNSTABLE:
                 break
-        self._status = scene.status
+        self._end_simulate()
 
     # -- state -----------------------------------------------------------------------------
     def _slot_state(self, slot: _Slot) -> dict:

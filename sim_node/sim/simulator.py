@@ -66,7 +66,8 @@ class Simulator:
         self._sim_dt = float(world.simulation.physics_dt)
         self._status = STATUS_NORMAL
         self._bodies = {}
-        self._pending = {}          # collision body -> world wrench [fx fy fz tx ty tz] at com
+        self._pending = {}          # world ID -> wrench [fx fy fz tx ty tz] at its com (world)
+        self._wrench_version = 0    # counts _add_wrench calls
         self._feedback_all = False
         self._feedback_pairs = set()
         self._ticking = []          # controllers whose motion queue needs evaluation
@@ -111,6 +112,14 @@ class Simulator:
     # -- stepping --------------------------------------------------------------------------
     def simulate(self, dt: float):
         """Advance the simulation by dt [s]."""
+        h, n = self._begin_simulate(dt)
+        self._advance(h, n)
+        self._end_simulate()
+
+    # simulate() in three parts, for subclasses that run code between the substeps
+    def _begin_simulate(self, dt: float):
+        """Validate dt, open the status and contact-feedback window, apply the held forces;
+        returns the substep length h and count n."""
         dt = float(dt)
         if not (0.0 < dt < math.inf):
             raise ValueError(f"simulate: dt must be a positive time, got {dt}")
@@ -119,16 +128,21 @@ class Simulator:
         if self._feedback_all or self._feedback_pairs:
             scene.begin_feedback_window()
         n = max(1, math.ceil(dt / self._sim_dt - 1e-9))
-        h = dt / n
         if self._pending:
             self._apply_pending()
+        return dt / n, n
+
+    def _advance(self, h: float, n: int):
+        """n physics substeps of h [s] (stops early if the simulation became unstable)."""
         if not self._ticking:
-            scene.step(h, n)
+            self._scene.step(h, n)
         else:
             self._step_ticking(h, n)
+
+    def _end_simulate(self):
         if self._pending:
             self._clear_pending()
-        self._status = scene.status
+        self._status = self._scene.status
 
     def _step_ticking(self, h: float, n: int):
         # substeps split at the control ticks of the controllers running motion queues
@@ -297,17 +311,23 @@ class Simulator:
     def _add_wrench(self, id_: int, wrench: np.ndarray):
         total = self._pending.get(id_)
         self._pending[id_] = wrench if total is None else total + wrench
+        self._wrench_version += 1
 
     def _apply_pending(self):
+        # the engine's external forces := the pending ones (robot links through J^T at the
+        # current configuration)
+        self._zero_wrenches()
         for id_, wrench in self._pending.items():
             self._bodies[id_]._apply_wrench(wrench)
 
     def _clear_pending(self):
-        scene = self._scene
-        scene.free_wrench[:] = 0.0
-        for tau_ext in scene.robot_tau_ext:
-            tau_ext[:] = 0.0
+        self._zero_wrenches()
         self._pending.clear()
+
+    def _zero_wrenches(self):
+        self._scene.free_wrench[:] = 0.0
+        for tau_ext in self._scene.robot_tau_ext:
+            tau_ext[:] = 0.0
 
     def _robot_query(self, r: int):
         """(model, Data for queries, q) of robot r: kinematics of the simulated state in a

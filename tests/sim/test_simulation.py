@@ -358,14 +358,16 @@ def test_a_hook_cancelling_gravity_acts_at_every_substep_and_keeps_a_free_box_at
     assert sim.body(world.rigidObject(0)).getTransform()[1][2] == pytest.approx(1.0, abs=1e-12)
 
 
-def test_a_force_applied_outside_hooks_acts_on_the_first_substep_only(tmp_path):
+def test_a_force_applied_before_simulate_acts_over_all_its_substeps(tmp_path):
     world = world_from_yaml(tmp_path, BOX_WORLD)
     sim = SimpleSimulator(world)
     sim.addHook([], lambda: None)           # substeps taken one by one
     body = sim.body(world.rigidObject(0))
-    body.applyWrench([0.0, 0.0, 0.5 * 9.81], [0.0, 0.0, 0.0])
-    sim.simulate(CONTROL_DT)                # 10 substeps, the weight cancelled in the first
-    assert body.getVelocity()[1][2] == pytest.approx(-9.81 * 0.009, rel=1e-9)
+    body.applyWrench([0.0, 0.0, 0.5 * 9.81 / 2], [0.0, 0.0, 0.0])
+    sim.simulate(CONTROL_DT)                # 10 substeps, half the weight cancelled in each
+    assert body.getVelocity()[1][2] == pytest.approx(-9.81 / 2 * CONTROL_DT, rel=1e-9)
+    sim.simulate(CONTROL_DT)                # and no more after that call
+    assert body.getVelocity()[1][2] == pytest.approx(-9.81 * (1.5 * CONTROL_DT), rel=1e-9)
 
 
 GROUND_BOX_WORLD = """
