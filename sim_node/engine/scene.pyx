@@ -1095,7 +1095,12 @@ cdef class Scene:
                 self.vel[rob.vel_offset + k] = rob.v[k] + dt * ddq[k]
         for i in range(self.nfree):
             f = &self.free_bodies[i]
-            if f.kinematic or f.vel_offset < 0:
+            if f.vel_offset < 0:
+                continue
+            if f.kinematic:             # (its entries stay in vel, untouched by the solve)
+                for k in range(6):
+                    self.vel[f.vel_offset + k] = 0.0
+                    self.vel0[f.vel_offset + k] = 0.0
                 continue
             quat_to_R(&f.state[3], R)
             # rotation in body axes, gyroscopic term implicit (one Newton step of
@@ -1678,6 +1683,27 @@ cdef class Scene:
             for k in range(3):
                 self.fb[e].impulse[k] = 0.0
                 self.fb[e].moment[k] = 0.0
+
+    def feedback_table(self):
+        """Every recorded pair as arrays: body_a < body_b, touching, had_contact,
+        had_separation, had_penetration (as in `feedback`), force and torque on body_a (n, 3)."""
+        n = self.nfeedback
+        out = {"body_a": np.empty(n, np.int32), "body_b": np.empty(n, np.int32),
+               "touching": np.empty(n, bool), "had_contact": np.empty(n, bool),
+               "had_separation": np.empty(n, bool), "had_penetration": np.empty(n, bool),
+               "force": np.empty((n, 3)), "torque": np.empty((n, 3))}
+        cdef int e, k
+        for e in range(n):
+            out["body_a"][e] = self.fb[e].body_a
+            out["body_b"][e] = self.fb[e].body_b
+            out["touching"][e] = self.fb[e].touching
+            out["had_contact"][e] = self.fb[e].steps_touching > 0
+            out["had_separation"][e] = self.fb[e].steps_touching < self.window_steps
+            out["had_penetration"][e] = self.fb[e].penetrated
+            for k in range(3):
+                out["force"][e, k] = self.fb[e].force[k]
+                out["torque"][e, k] = self.fb[e].torque[k]
+        return out
 
     def feedback(self, int body_a, int body_b):
         """Contact feedback of a body pair, on body_a from body_b, or None when it is not

@@ -348,14 +348,13 @@ class SimLogPlayback:
     def _apply(self, row):
         sim = self.sim
         world = sim.getWorld()
-        scene = sim._scene      # no public setter of a robot's joint state in the Simulator
         k = 1
         for r in range(world.numRobots()):
             robot = world.robot(r)
             nq, nv = len(robot.getConfig()), len(robot.getVelocity())
             nj = len(robot.getJointNames())
-            scene.robot_q[r][:] = row[k:k + nq]
-            scene.robot_v[r][:] = row[k + nq:k + nq + nv]
+            sim.setActualConfig(r, row[k:k + nq])
+            sim.setActualVelocity(r, row[k + nq:k + nq + nv])
             k += nq + nv + 3 * nj
         for i in range(world.numRigidObjects()):
             body = sim.body(world.rigidObject(i))
@@ -363,8 +362,7 @@ class SimLogPlayback:
             body.setObjectTransform(quat2mat([qw, qx, qy, qz]), [x, y, z])
             body.setVelocity([wx, wy, wz], [vx, vy, vz])
             k += len(OBJECT_ITEMS)
-        scene.set_time(float(row[0]))
-        scene.refresh()
+        sim.setTime(float(row[0]))
         sim.updateWorld()
 
     def contacts(self, timestep=-1) -> list:

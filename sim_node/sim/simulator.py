@@ -178,6 +178,13 @@ class Simulator:
     def getTime(self) -> float:
         return self._scene.time
 
+    def setTime(self, t: float):
+        """Set the simulation time [s] (log playback; the state is not changed)."""
+        t = float(t)
+        if not math.isfinite(t):
+            raise ValueError(f"setTime: the time must be finite, got {t}")
+        self._scene.set_time(t)
+
     # -- status ----------------------------------------------------------------------------
     def getStatus(self) -> int:
         """The worst status of the last simulate() call (STATUS_* constants)."""
@@ -263,6 +270,30 @@ class Simulator:
 
     def getActualVelocity(self, robot) -> np.ndarray:
         return self._scene.robot_v[self._robot_index(robot)].copy()
+
+    def setActualConfig(self, robot, q):
+        """Place a robot: its whole configuration q (nq; a floating base's quaternion is
+        normalised unless it is a unit one already). For playing back logs and resetting scenes; the PID targets stay."""
+        r = self._robot_index(robot)
+        model = self._world.robot(r)
+        q = _finite_vector(q, model.model.nq, f"setActualConfig of robot '{model.getName()}'")
+        if model.isFloatingBase():
+            norm = np.linalg.norm(q[3:7])
+            if norm < 1e-9:
+                raise ValueError(f"setActualConfig of robot '{model.getName()}': the base "
+                                 f"quaternion is zero")
+            if abs(norm - 1.0) > 1e-12:         # (a unit quaternion is kept bit for bit)
+                q = q.copy()
+                q[3:7] /= norm
+        self._scene.robot_q[r][:] = q
+        self._scene.refresh()
+
+    def setActualVelocity(self, robot, v):
+        """Set a robot's whole velocity v (nv, the layout of DESIGN.md §3)."""
+        r = self._robot_index(robot)
+        model = self._world.robot(r)
+        self._scene.robot_v[r][:] = _finite_vector(
+            v, model.model.nv, f"setActualVelocity of robot '{model.getName()}'")
 
     def getActualTorque(self, robot) -> np.ndarray:
         """Actuator torques of the last step (nv; zero on floating-base DOFs)."""
@@ -357,6 +388,20 @@ class Simulator:
         for a, b in self._body_pairs(id1, id2):
             self._scene.enable_feedback(a, b)
             self._feedback_pairs.add((min(a, b), max(a, b)))
+
+    def getBodyIDs(self) -> list:
+        """The world ID of every simulated body, one per body: links welded together by fixed
+        joints form one body, reported by its first link with collision geometry."""
+        return list(self._layout.id_of_body)
+
+    def getContactPairs(self) -> list:
+        """(id1, id2) of every pair of bodies (getBodyIDs) with recorded feedback that touched
+        during the last simulate() call, id1 < id2."""
+        table = self._scene.feedback_table()
+        ids = self._layout.id_of_body
+        return sorted(tuple(sorted((ids[a], ids[b])))
+                      for a, b in zip(table["body_a"][table["had_contact"]],
+                                      table["body_b"][table["had_contact"]]))
 
     def _collision_bodies(self, id_: int) -> list:
         # collision bodies of a world ID: one, or every body of a robot

@@ -192,3 +192,18 @@ def test_bad_body_requests_raise_and_change_nothing(tmp_path, call, message):
     other = sim_node.Simulator(world)
     other.simulate(0.01)
     assert sim.getState() == other.getState() and before == sim_node.Simulator(world).getState()
+
+
+def test_many_kinematic_objects_step_normally(tmp_path):
+    world = objects_world(tmp_path, extra="""  - name: cube
+    geometry: {box: [0.1, 0.1, 0.1]}
+    mass: 1.0
+    pose: {position: [-1.0, 0, 1.0]}
+""")
+    sim = sim_node.Simulator(world)
+    for i in range(world.numRigidObjects()):
+        sim.body(world.rigidObject(i)).enableDynamics(False)
+    for _ in range(50):
+        sim.simulate(0.01)
+        assert sim.getStatusString() == "normal"
+    assert sim.body(world.rigidObject("cube")).getTransform()[1][2] == 1.0

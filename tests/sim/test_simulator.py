@@ -279,3 +279,42 @@ def test_bad_requests_raise_clear_errors_and_change_nothing(tmp_path, call, erro
     with pytest.raises(error, match=message):
         call(sim)
     assert sim.getState() == before
+
+
+def test_robot_state_and_time_can_be_set_for_playback():
+    world = sim_node.WorldModel()
+    world.readFile(REPO / "data" / "worlds" / "quadruped.yaml")
+    sim = sim_node.Simulator(world)
+    q = sim.getActualConfig(0)
+    q[0:3] = [0.5, -0.2, 0.6]
+    q[3:7] = [0.0, 0.0, 2.0, 0.0]                   # normalised to a half turn about z
+    sim.setActualConfig(0, q)
+    sim.setActualVelocity(0, np.r_[1.0, np.zeros(17)])
+    sim.setTime(3.5)
+    assert np.allclose(sim.getActualConfig(0)[3:7], [0, 0, 1, 0]) and sim.getTime() == 3.5
+    base = sim.body(world.robot(0).link(0))
+    assert np.allclose(base.getObjectTransform()[1], [0.5, -0.2, 0.6])
+    assert np.allclose(base.getVelocity()[1], [-1.0, 0, 0])   # base-frame x is world -x
+    for call in (lambda: sim.setActualConfig(0, q[:-1]), lambda: sim.setTime(math.inf),
+                 lambda: sim.setActualVelocity(0, np.full(18, math.nan))):
+        with pytest.raises(ValueError):
+            call()
+
+
+def test_contact_pairs_list_the_bodies_that_touched(tmp_path):
+    world = world_from_yaml(ground() + """rigid_objects:
+  - name: resting
+    geometry: {box: [0.1, 0.1, 0.1]}
+    mass: 1.0
+    pose: {position: [0, 0, 0.0505]}
+  - name: flying
+    geometry: {sphere: 0.05}
+    mass: 1.0
+    pose: {position: [1, 0, 3.0]}
+""", tmp_path)
+    sim = sim_node.Simulator(world)
+    sim.enableContactFeedbackAll()
+    sim.simulate(0.1)
+    floor, resting = world.terrain(0).getID(), world.rigidObject("resting").getID()
+    assert sim.getContactPairs() == [(floor, resting)]
+    assert sim.getBodyIDs() == [floor, resting, world.rigidObject("flying").getID()]
