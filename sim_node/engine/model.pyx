@@ -4,6 +4,8 @@ A Model is built once from plain arrays (see ``sim_node.model.builder``) and is 
 the kernels; Data owns every buffer the kernels write. Both keep their storage in numpy arrays
 (exposed read-only through ``arrays``) and hand raw pointers to the ``noexcept nogil`` kernels.
 """
+import math
+
 import numpy as np
 
 cimport numpy as cnp
@@ -187,6 +189,10 @@ def _check_topology(arrays, sizes, nq, nv):
 cdef class Data:
     """All mutable state and scratch of the kernels for one Model."""
 
+    def __reduce__(self):
+        # scratch for its Model: a fresh Data is equivalent (pickling a world copies it)
+        return (Data, (self.model,))
+
     def __init__(self, Model model not None):
         cdef int nb = model.nbody, nv = model.nv, nc = model.ncol, nl = model.nlink
         self.model = model
@@ -200,12 +206,12 @@ cdef class Data:
             "tau": (nv,), "ddq": (nv,), "J": (6, nv), "com": (3,), "tmp": (max(nv, 1),),
         }
         # One zeroed block, sliced per field, keeps the working set contiguous.
-        total = sum(int(np.prod(s)) for s in shapes.values())
+        total = sum(math.prod(s) for s in shapes.values())
         block = np.zeros(total, dtype=np.float64)
         arrays = {}
         offset = 0
         for name, shape in shapes.items():
-            size = int(np.prod(shape))
+            size = math.prod(shape)
             arrays[name] = block[offset:offset + size].reshape(shape)
             offset += size
         self.arrays = arrays

@@ -159,7 +159,8 @@ class RobotModel:
             norm = np.linalg.norm(q[3:7])
             if norm < 1e-9:
                 raise ValueError(f"robot '{self._name}' config: base quaternion is zero")
-            q[3:7] /= norm
+            if abs(norm - 1.0) > 1e-12:         # (a unit quaternion is kept bit for bit)
+                q[3:7] /= norm
         self._q = q
         self._frames_valid = False
 

@@ -22,14 +22,12 @@ they come back in input order.
 from __future__ import annotations
 
 import csv
-import io
 import math
 import multiprocessing
 import numbers
 import os
 import pickle
 import time
-from collections import ChainMap
 
 import numpy as np
 from tqdm import tqdm
@@ -381,17 +379,7 @@ def _dumps(job: _Job) -> bytes:
     """The job pickled with cloudpickle (callbacks by value where they are not importable)."""
     import cloudpickle
 
-    from sim_node.engine.model import Data
-
-    class Pickler(cloudpickle.Pickler):
-        # a robot's engine Data is scratch for its Model (which pickles itself): a fresh one
-        # is equivalent
-        dispatch_table = ChainMap({Data: lambda data: (Data, (data.model,))},
-                                  cloudpickle.Pickler.dispatch_table)
-
-    buffer = io.BytesIO()
-    Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(job)
-    return buffer.getvalue()
+    return cloudpickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 # -- CSV -------------------------------------------------------------------------------------

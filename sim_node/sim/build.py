@@ -12,6 +12,7 @@ moving bodies, as in PyBullet); terrain meshes as triangle meshes (concave, poss
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,6 +48,19 @@ def _rotation_to_z(normal) -> np.ndarray:
     return np.column_stack([x, np.cross(n, x), n])
 
 
+# engine arrays of each loaded mesh (hulls cost ~10 ms each: every Simulator of a world, and
+# every run of a batch, shares them; the engine only reads them)
+_ENGINE_MESHES = weakref.WeakKeyDictionary()
+
+
+def _engine_mesh(mesh: geo.Mesh, convex: bool) -> dict:
+    arrays = _ENGINE_MESHES.setdefault(mesh, {})
+    if convex not in arrays:
+        arrays[convex] = (convex_mesh_arrays(mesh.vertices) if convex
+                          else triangle_mesh_arrays(mesh.vertices, mesh.faces))
+    return arrays[convex]
+
+
 class _MeshTable:
     """Engine meshes, each built once per (file, scale, kind)."""
 
@@ -58,8 +72,7 @@ class _MeshTable:
         key = (mesh.path, mesh.scale, convex)
         if key not in self.index:
             self.index[key] = len(self.specs)
-            self.specs.append(convex_mesh_arrays(mesh.vertices) if convex
-                              else triangle_mesh_arrays(mesh.vertices, mesh.faces))
+            self.specs.append(_engine_mesh(mesh, convex))
         return self.index[key]
 
     def add_heightfield(self, field: geo.Heightfield) -> int:
