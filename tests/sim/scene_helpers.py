@@ -51,3 +51,25 @@ def ground(friction=0.5, restitution=0.0, extra=""):
     geometry: {{plane: {{normal: [0, 0, 1], offset: 0.0}}}}
     surface: {{kFriction: {friction}, kRestitution: {restitution}{extra}}}
 """
+
+
+def pendulum_box_world_text():
+    """The pendulum robot (PID 20 / 8 / 5), a tilted 0.5 kg box 0.3 m above the ground beside
+    it, the ground."""
+    q = quat_about([1 / math.sqrt(2), 0, 1 / math.sqrt(2)], 0.4)
+    urdf = REPO / "data" / "robots" / "pendulum" / "pendulum.urdf"
+    return f"""
+robots:
+  - name: pendulum
+    urdf: {urdf}
+    initial_config: {{joint1: 0.25}}
+    controller: {{kp: 20.0, ki: 8.0, kd: 5.0}}
+rigid_objects:
+  - name: box
+    geometry: {{box: [0.1, 0.2, 0.1]}}
+    mass: 0.5
+    pose: {{position: [1.0, 0.0, 0.3], orientation: {q}}}
+terrains:
+  - name: ground
+    geometry: {{plane: {{normal: [0, 0, 1], offset: 0.0}}}}
+"""

@@ -10,34 +10,13 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import sim_node  # noqa: E402
 from sim_node.sim import access  # noqa: E402
 
-from scene_helpers import REPO, quat_about, world_from_yaml  # noqa: E402
+from scene_helpers import pendulum_box_world_text, world_from_yaml  # noqa: E402
 
-PENDULUM_URDF = REPO / "data" / "robots" / "pendulum" / "pendulum.urdf"
-
-
-def world_text():
-    """The pendulum robot, a tilted 0.5 kg box 0.3 m above the ground beside it, the ground."""
-    q = quat_about([1 / math.sqrt(2), 0, 1 / math.sqrt(2)], 0.4)
-    return f"""
-robots:
-  - name: pendulum
-    urdf: {PENDULUM_URDF}
-    initial_config: {{joint1: 0.25}}
-    controller: {{kp: 20.0, ki: 8.0, kd: 5.0}}
-rigid_objects:
-  - name: box
-    geometry: {{box: [0.1, 0.2, 0.1]}}
-    mass: 0.5
-    pose: {{position: [1.0, 0.0, 0.3], orientation: {q}}}
-terrains:
-  - name: ground
-    geometry: {{plane: {{normal: [0, 0, 1], offset: 0.0}}}}
-"""
 
 
 @pytest.fixture
 def world(tmp_path):
-    return world_from_yaml(world_text(), tmp_path)
+    return world_from_yaml(pendulum_box_world_text(), tmp_path)
 
 
 def test_robot_config_and_velocity_round_trip_through_the_model(world):

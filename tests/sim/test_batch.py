@@ -15,35 +15,14 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import sim_node  # noqa: E402
 from sim_node.sim import access, batch  # noqa: E402
 
-from scene_helpers import REPO, quat_about, world_from_yaml  # noqa: E402
+from scene_helpers import REPO, pendulum_box_world_text, world_from_yaml  # noqa: E402
 
-PENDULUM_URDF = REPO / "data" / "robots" / "pendulum" / "pendulum.urdf"
 KP, KI, KD = 20.0, 8.0, 5.0
-
-
-def world_text():
-    """The pendulum robot, a tilted 0.5 kg box dropped from 0.3 m beside it, the ground."""
-    q = quat_about([1 / math.sqrt(2), 0, 1 / math.sqrt(2)], 0.4)
-    return f"""
-robots:
-  - name: pendulum
-    urdf: {PENDULUM_URDF}
-    initial_config: {{joint1: 0.25}}
-    controller: {{kp: 20.0, ki: 8.0, kd: 5.0}}
-rigid_objects:
-  - name: box
-    geometry: {{box: [0.1, 0.2, 0.1]}}
-    mass: 0.5
-    pose: {{position: [1.0, 0.0, 0.3], orientation: {q}}}
-terrains:
-  - name: ground
-    geometry: {{plane: {{normal: [0, 0, 1], offset: 0.0}}}}
-"""
 
 
 @pytest.fixture
 def world(tmp_path):
-    return world_from_yaml(world_text(), tmp_path)
+    return world_from_yaml(pendulum_box_world_text(), tmp_path)
 
 
 def pid_to(sim, target=0.0):
@@ -83,7 +62,7 @@ def test_doSim_ends_where_a_hand_written_simulator_loop_ends_bit_for_bit(world, 
     condition = {"robots[0].config[0]": 1.2, "robots[0].velocity": [0.5],
                  "rigidObjects[0].velocity": ([0.0, 1.0, 0.0], [0.3, 0.0, 0.0])}
     result = batch.doSim(world, 0.5, condition, simInit=pid_to)
-    sim = hand_loop(world_from_yaml(world_text(), tmp_path, "reference.yaml"), condition, 50)
+    sim = hand_loop(world_from_yaml(pendulum_box_world_text(), tmp_path, "reference.yaml"), condition, 50)
     body = sim.body(sim.getWorld().rigidObject(0))
     expected = {
         "robots[0].config": sim.getActualConfig(0),
@@ -121,7 +100,7 @@ def test_trace_holds_the_start_and_every_outer_step(world, tmp_path):
     assert np.allclose(result["time"], np.arange(11) * 0.01, rtol=0, atol=1e-12)
     assert result["robots[0].config"][0][0] == 2.0
     assert set(result["status"]) == {"normal"}
-    reference = world_from_yaml(world_text(), tmp_path, "reference.yaml")
+    reference = world_from_yaml(pendulum_box_world_text(), tmp_path, "reference.yaml")
     for steps in (1, 4, 10):
         sim = hand_loop(reference, {"robots[0].config[0]": 2.0}, steps)
         assert same(result["robots[0].config"][steps], sim.getActualConfig(0))
@@ -142,7 +121,7 @@ def test_simTerm_stops_the_run_early_and_the_time_says_when(world, tmp_path):
                          simTerm=stop)
     assert len(steps) == 25
     assert result["time"] == pytest.approx(0.25, abs=1e-12)
-    sim = hand_loop(world_from_yaml(world_text(), tmp_path, "reference.yaml"), {}, 25)
+    sim = hand_loop(world_from_yaml(pendulum_box_world_text(), tmp_path, "reference.yaml"), {}, 25)
     assert same(result["robots[0].config"], sim.getActualConfig(0))
 
 
