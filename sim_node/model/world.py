@@ -221,6 +221,21 @@ class WorldModel:
             raise TypeError(f"cannot add {type(entity).__name__} to a world")
         self._assign_ids()
 
+    def remove(self, entity):
+        """Remove a robot, rigid object or terrain of this world; IDs are reassigned
+        (contiguous, in the same order)."""
+        for entities in (self._robots, self._objects, self._terrains):
+            if any(e is entity for e in entities):
+                entities.remove(entity)
+                entity._id = -1
+                if isinstance(entity, RobotModel):
+                    entity.world = None
+                    for link in entity.links():
+                        link._id = -1
+                self._assign_ids()
+                return
+        raise ValueError(f"{entity!r} is not in this world")
+
     # -- access --------------------------------------------------------------------------
     def numRobots(self) -> int:
         return len(self._robots)

@@ -38,12 +38,9 @@ class SimRobotController:
 
     def __init__(self, sim, index: int):
         self._sim = sim
-        self._index = index
         self._robot = sim.getWorld().robot(index)
-        scene = sim._scene
-        self._scene = scene
+        self._bind(index)
         nv = self._robot.model.nv
-        self._offset = scene.robot_joint_offset[index]
         self._n = nv - self._offset
         self._names = self._robot.getJointNames()
         st = self._robot.structure
@@ -55,8 +52,21 @@ class SimRobotController:
         vmax = np.where((vmax > 0) & np.isfinite(vmax), vmax, FALLBACK_VELOCITY_LIMIT)
         amax = self._robot.getAccelerationLimits()[self._offset:]
         self._queue = MotionQueue(self._n, vmax, amax) if self._n else None
-        q0 = scene.robot_q[index][self._joint_q]
-        self._hold(q0)
+        self._hold(self._scene.robot_q[index][self._joint_q])
+
+    def _restart(self):
+        # as when the simulator started: PID holding the robot's configuration, no integral,
+        # no queue
+        r = self._index
+        self._scene.robot_iterm[r][:] = 0.0
+        self._next_tick = 0.0
+        self._hold(self._scene.robot_q[r][self._joint_q])
+
+    def _bind(self, index: int):
+        # (re)attach to the simulator's current scene as its robot `index`
+        self._index = index
+        self._scene = self._sim._scene
+        self._offset = self._scene.robot_joint_offset[index]
 
     def _set_initial_gains(self):
         gains = self._robot.settings.get("controller", {}) if isinstance(

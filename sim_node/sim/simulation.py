@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -260,16 +260,24 @@ class SimpleSimulator(Simulator):
     Each robot gets the plugins its world-file entry lists (``plugins: [{name, config}]``,
     entry-point names looked up in sim_node.sensors and sim_node.actuators; a name in both
     groups loads both, each taking the config keys its Config declares), or, when it lists
-    none, a DefaultSensorEmulator and a DefaultActuatorEmulator, as Klamp't does.
+    none, ``default_plugins`` (the same form; None: a DefaultSensorEmulator and a
+    DefaultActuatorEmulator, as Klamp't does). ``create_publisher`` / ``create_subscription``
+    are handed to the plugins in their context (a ROS node's factories). Robots added or
+    removed later (addEntity, removeEntity) gain or lose their plugins the same way.
     """
 
-    def __init__(self, world):
+    def __init__(self, world, *, default_plugins=None, create_publisher=None,
+                 create_subscription=None):
         # None while the base class takes the initial state: that state holds no plugin state,
         # so reset() resets every plugin
         self._sensors = None
+        self._default_plugins = default_plugins
+        self._factories = dict(create_publisher=create_publisher,
+                               create_subscription=create_subscription)
         super().__init__(world)
         # every world-file plugin found, parsed and made before any is configured
-        plugins = [(cls(), r, name, config) for r, name, cls, config in self._world_plugins()]
+        plugins = [(cls(), r, name, config) for r in range(world.numRobots())
+                   for name, cls, config in self._robot_plugins(r)]
         self._sensors: list[_Slot] = []
         self._actuators: list[_Slot] = []
         self._hooks: list[tuple] = []
@@ -279,37 +287,35 @@ class SimpleSimulator(Simulator):
             self._attach(plugin, r, name, config)
 
     # -- plugins ---------------------------------------------------------------------------
-    def _world_plugins(self) -> list:
-        # (robot, entry-point name, class, config) of every plugin the world file names
+    def _robot_plugins(self, r: int) -> list:
+        # (entry-point name, class, config) of every plugin robot r gets
         groups = {SENSOR_GROUP: SensorEmulator, ACTUATOR_GROUP: ActuatorEmulator}
         specs = []
-        for r in range(self._world.numRobots()):
-            robot = self._world.robot(r)
-            listed = robot.settings.get("plugins", [])
-            if not listed:
-                specs += [(r, "default", DefaultSensorEmulator, DefaultSensorEmulator.Config()),
-                          (r, "default", DefaultActuatorEmulator,
-                           DefaultActuatorEmulator.Config())]
-            for i, entry in enumerate(listed):
-                name = entry["name"]
-                where = f"robot '{robot.getName()}' plugins[{i}] ('{name}')"
-                found = [(group, base) for group, base in groups.items()
-                         if name in available_plugins(group)]
-                if not found:
-                    raise LookupError(
-                        f"{where}: no sensor or actuator plugin named '{name}'; sensors "
-                        f"({SENSOR_GROUP}): {', '.join(available_plugins(SENSOR_GROUP))}; "
-                        f"actuators ({ACTUATOR_GROUP}): "
-                        f"{', '.join(available_plugins(ACTUATOR_GROUP))}")
-                classes = []
-                for group, base in found:
-                    cls = load_plugin_class(group, name)
-                    if not issubclass(cls, base):
-                        raise TypeError(f"{where}: plugin '{name}' of {group} is "
-                                        f"{cls.__qualname__}, not a {base.__name__}")
-                    classes.append(cls)
-                specs += [(r, name, cls, config)
-                          for cls, config in _parse_configs(classes, entry.get("config"), where)]
+        robot = self._world.robot(r)
+        listed = robot.settings.get("plugins", []) or self._default_plugins
+        if listed is None:
+            specs += [("default", DefaultSensorEmulator, DefaultSensorEmulator.Config()),
+                      ("default", DefaultActuatorEmulator, DefaultActuatorEmulator.Config())]
+        for i, entry in enumerate(listed or []):
+            name = entry["name"]
+            where = f"robot '{robot.getName()}' plugins[{i}] ('{name}')"
+            found = [(group, base) for group, base in groups.items()
+                     if name in available_plugins(group)]
+            if not found:
+                raise LookupError(
+                    f"{where}: no sensor or actuator plugin named '{name}'; sensors "
+                    f"({SENSOR_GROUP}): {', '.join(available_plugins(SENSOR_GROUP))}; "
+                    f"actuators ({ACTUATOR_GROUP}): "
+                    f"{', '.join(available_plugins(ACTUATOR_GROUP))}")
+            classes = []
+            for group, base in found:
+                cls = load_plugin_class(group, name)
+                if not issubclass(cls, base):
+                    raise TypeError(f"{where}: plugin '{name}' of {group} is "
+                                    f"{cls.__qualname__}, not a {base.__name__}")
+                classes.append(cls)
+            specs += [(name, cls, config)
+                      for cls, config in _parse_configs(classes, entry.get("config"), where)]
         return specs
 
     def addEmulator(self, robot, e):
@@ -337,7 +343,7 @@ class SimpleSimulator(Simulator):
         ordinal = sum(slot.ctx.name == name and slot.robot == r
                       for slot in self._sensors + self._actuators)
         ctx = make_context(self, name, r, config.seed if isinstance(config, PluginConfig)
-                           else None, ordinal)
+                           else None, ordinal, **self._factories)
         call_guarded(plugin, plugin.configure, ctx, config)
         self._attach_configured(plugin, r, ctx)
 
@@ -356,6 +362,34 @@ class SimpleSimulator(Simulator):
         slots.append(slot)
         n = self._world.numRobots()
         slots.sort(key=lambda s: s.order(n))        # stable: the order added within a robot
+
+    def _entities_changed(self, previous_controllers: list):
+        # robots kept: their plugins follow them to their new index; removed: their plugins
+        # shut down; added: their plugins attached
+        now = {id(c): r for r, c in enumerate(self._controllers)}
+        moved = {r: now.get(id(c)) for r, c in enumerate(previous_controllers)}
+        for slots in (self._sensors, self._actuators):
+            for slot in list(slots):
+                if slot.robot is None:
+                    continue
+                r = moved[slot.robot]
+                if r is None:
+                    call_guarded(slot.plugin, slot.plugin.shutdown)
+                    slots.remove(slot)
+                    continue
+                slot.robot = r
+                slot.ctx = replace(slot.ctx, robot=r)
+                slot.plugin.ctx = slot.ctx
+        self._control = {moved[r]: c for r, c in self._control.items() if moved[r] is not None}
+        kept = set(moved.values())
+        for r in range(self._world.numRobots()):
+            if r not in kept:
+                for plugin, name, config in [(cls(), name, config)
+                                             for name, cls, config in self._robot_plugins(r)]:
+                    self._attach(plugin, r, name, config)
+        n = self._world.numRobots()
+        for slots in (self._sensors, self._actuators):
+            slots.sort(key=lambda slot: slot.order(n))
 
     def getPlugins(self) -> list:
         """The plugins in the order they run: sensors, then actuators (each by robot, world

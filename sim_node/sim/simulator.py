@@ -43,6 +43,38 @@ STATUS_STRINGS = {
 _STATE_MAGIC = b"SIMNODE1"
 
 
+def _entities(world) -> list:
+    return ([world.terrain(i) for i in range(world.numTerrains())]
+            + [world.rigidObject(i) for i in range(world.numRigidObjects())]
+            + [world.robot(i) for i in range(world.numRobots())])
+
+
+def _model_state(entity):
+    # the state a model holds (robots: q, v; rigid objects: R, t, w, v; terrains: none)
+    if isinstance(entity, RobotModel):
+        return entity.getConfig(), entity.getVelocity()
+    if isinstance(entity, RigidObjectModel):
+        return (*entity.getTransform(), *entity.getVelocity())
+    return None
+
+
+def _set_model_state(entity, state):
+    if isinstance(entity, RobotModel):
+        entity.setConfig(state[0])
+        entity.setVelocity(state[1])
+    elif isinstance(entity, RigidObjectModel):
+        entity.setTransform(state[0], state[1])
+        entity.setVelocity(state[2], state[3])
+
+
+def _command_arrays(scene) -> list:
+    # (name, per-robot arrays) of everything the engine holds of a robot's actuators
+    return [("mode", scene.robot_mode), ("tau_ff", scene.robot_tau_ff),
+            ("kp", scene.robot_kp), ("ki", scene.robot_ki), ("kd", scene.robot_kd),
+            ("q_des", scene.robot_q_des), ("v_des", scene.robot_v_des),
+            ("iterm", scene.robot_iterm), ("advance", scene.robot_advance)]
+
+
 def _finite_vector(x, n: int, what: str) -> np.ndarray:
     a = np.asarray(x, dtype=float)
     if a.shape != (n,):
@@ -74,6 +106,9 @@ class Simulator:
         self._qdata = {}
         self._controllers = [SimRobotController(self, r) for r in range(world.numRobots())]
         self._initial_state = self.getState()
+        # the model state each entity started from (spawned ones: their state at spawning),
+        # for reset() once entities have been added or removed
+        self._initial_entities = {id(e): (e, _model_state(e)) for e in _entities(world)}
 
     # -- world and settings ----------------------------------------------------------------
     def getWorld(self) -> WorldModel:
@@ -231,8 +266,104 @@ class Simulator:
 
     def reset(self):
         """Back to the state the Simulator started in (settings such as surfaces, paddings,
-        gains or gravity changed since are kept)."""
-        self.setState(self._initial_state)
+        gains or gravity changed since are kept). After addEntity / removeEntity: every entity
+        back to the state it started from (spawned ones: their state when added), time 0,
+        robots holding their initial configuration."""
+        if self._initial_state is not None:
+            self.setState(self._initial_state)
+            return
+        for entity in _entities(self._world):
+            _set_model_state(entity, self._initial_entities[id(entity)][1])
+        self._rebuild(lambda world: None, from_world=True)
+        self._scene.set_time(0.0)
+        for c in self._controllers:
+            c._restart()
+        self._set_extra_state(None)
+        self._status = STATUS_NORMAL
+
+    # -- adding and removing entities ------------------------------------------------------
+    def addEntity(self, entity):
+        """Add a robot, rigid object or terrain (built, in no world) to the world and the
+        simulation, in the state its model holds. Everything simulated keeps its state,
+        commands and settings; controllers stay valid; SimBody objects must be fetched again
+        (IDs are reassigned)."""
+        if not isinstance(entity, (RobotModel, RigidObjectModel, TerrainModel)):
+            raise TypeError(f"addEntity: expected a robot, rigid object or terrain, got "
+                            f"{type(entity).__name__}")
+        if entity.getName() in {e.getName() for e in _entities(self._world)}:
+            raise ValueError(f"addEntity: the world already has an entity named "
+                             f"'{entity.getName()}'")
+        self._rebuild(lambda world: world.add(entity))
+        self._initial_entities[id(entity)] = (entity, _model_state(entity))
+
+    def removeEntity(self, entity):
+        """Remove a robot, rigid object or terrain from the world and the simulation (as
+        addEntity for the others)."""
+        if not any(e is entity for e in _entities(self._world)):
+            raise ValueError(f"removeEntity: {entity!r} is not in this simulator's world")
+        self._rebuild(lambda world: world.remove(entity))
+        self._initial_entities.pop(id(entity), None)
+
+    def _rebuild(self, change, from_world: bool = False):
+        """Apply `change` to the world and rebuild the engine scene, carrying over time,
+        gravity, solver options, robot commands and controllers, body settings and contact
+        feedback by entity (from_world: the robots' and objects' states come from their
+        models instead of the simulation)."""
+        from sim_node.sim.controller import SimRobotController
+
+        scene, layout, world = self._scene, self._layout, self._world
+        if not from_world:
+            self.updateWorld()
+        robots = {id(world.robot(r)): r for r in range(world.numRobots())}
+        commands = {key: {name: arrays[r].copy() for name, arrays in _command_arrays(scene)}
+                    for key, r in robots.items()}
+        controllers = {id(c._robot): c for c in self._controllers}
+        body_entity = [world.getEntity(i) for i in layout.id_of_body]
+        settings = {id(e): (scene.get_body_surface(b), scene.get_body_padding(b),
+                            scene.body_enabled(b)) for b, e in enumerate(body_entity)}
+        dynamics = {id(body._entity): body._dynamics for body in self._bodies.values()}
+        pairs = [(body_entity[a], body_entity[b]) for a, b in self._feedback_pairs]
+        options = dict(gravity=scene.get_gravity(), max_iterations=scene.max_iterations,
+                       tolerance=scene.tolerance, regularization=scene.regularization)
+        time = scene.time
+        change(world)
+        self._layout = build_scene(world, **options)
+        self._scene = scene = self._layout.scene
+        scene.set_time(time)
+        self._bodies, self._qdata, self._pending = {}, {}, {}
+        previous = list(self._controllers)
+        self._controllers = []
+        for r in range(world.numRobots()):
+            key = id(world.robot(r))
+            if key in controllers:
+                c = controllers[key]
+                c._bind(r)
+                for name, arrays in _command_arrays(scene):
+                    arrays[r][:] = commands[key][name]
+            else:
+                c = SimRobotController(self, r)
+            self._controllers.append(c)
+        self._ticking = [c for c in self._controllers if c in self._ticking]
+        for b, i in enumerate(self._layout.id_of_body):
+            entity = world.getEntity(i)
+            if id(entity) in settings:
+                surface, padding, enabled = settings[id(entity)]
+                scene.set_body_surface(b, *surface)
+                scene.set_body_padding(b, padding)
+                scene.set_body_enabled(b, enabled)
+            if dynamics.get(id(entity)) is False:
+                self.body(i).enableDynamics(False)
+        self._feedback_pairs = set()
+        scene.enable_feedback_all(self._feedback_all)
+        for a, b in pairs:
+            if a.getID() >= 0 and b.getID() >= 0:
+                self.enableContactFeedback(a.getID(), b.getID())
+        self._initial_state = None
+        self._entities_changed(previous)
+
+    def _entities_changed(self, previous_controllers: list):
+        """After a rebuild (subclasses re-attach what belongs to robots): the controllers
+        before it, in their old robot order."""
 
     # state of subclasses (SimpleSimulator's emulators): JSON-able data
     def _extra_state(self):

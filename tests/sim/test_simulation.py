@@ -652,3 +652,24 @@ def test_close_shuts_the_plugins_down_in_reverse_order():
     sim.close()
     assert log == ["b", "a"] and sim.getPlugins() == []
     sim.simulate(CONTROL_DT)
+
+
+def test_robots_added_and_removed_bring_and_take_their_plugins(tmp_path):
+    world = sim_node.WorldModel()
+    world.readFile(REPO / "data" / "worlds" / "pendulum.yaml")
+    sim = SimpleSimulator(world)
+    first = sim.getPlugins()
+    assert [type(p) for p in first] == [DefaultSensorEmulator, DefaultActuatorEmulator]
+    second = sim_node.WorldModel().loadRobot(str(PENDULUM_URDF), name="second")
+    second.world = None
+    sim.addEntity(second)
+    plugins = sim.getPlugins()
+    assert len(plugins) == 4 and plugins[0] is first[0] and plugins[2] is first[1]
+    assert [p.ctx.robot for p in plugins] == [0, 1, 0, 1]
+    assert plugins[1].ctx.controller is sim.controller("second")
+    sim.simulate(0.01)
+    sim.removeEntity(world.robot("pendulum"))
+    left = sim.getPlugins()
+    assert left == [plugins[1], plugins[3]] and [p.ctx.robot for p in left] == [0, 0]
+    readings = left[0].update()
+    assert np.array_equal(readings["q"], sim.controller("second").getSensedConfig())

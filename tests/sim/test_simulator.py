@@ -318,3 +318,37 @@ def test_contact_pairs_list_the_bodies_that_touched(tmp_path):
     floor, resting = world.terrain(0).getID(), world.rigidObject("resting").getID()
     assert sim.getContactPairs() == [(floor, resting)]
     assert sim.getBodyIDs() == [floor, resting, world.rigidObject("flying").getID()]
+
+
+def test_entities_added_and_removed_while_running_keep_everything_else_going(tmp_path):
+    world = sim_node.WorldModel()
+    world.readFile(REPO / "data" / "worlds" / "pendulum.yaml")
+    sim = sim_node.Simulator(world)
+    c = sim.controller(0)
+    c.setPIDCommand([0.5])
+    sim.simulate(0.5)
+    q, v, t = c.getSensedConfig(), c.getSensedVelocity(), sim.getTime()
+    box = sim_node.RigidObjectModel("box", world_from_yaml(ground() + """rigid_objects:
+  - name: proto
+    geometry: {box: [0.1, 0.1, 0.1]}
+    mass: 1.0
+""", tmp_path).rigidObject(0).geometry, sim_node.Mass(1.0, inertia=[0.002] * 3),
+        t=[2.0, 0.0, 1.0])
+    sim.addEntity(box)
+    assert sim.controller(0) is c and sim.getTime() == t
+    assert np.array_equal(c.getSensedConfig(), q) and np.array_equal(c.getSensedVelocity(), v)
+    assert c.getCommandedConfig()[0] == 0.5 and box.getID() >= 0
+    sim.simulate(0.3)                                # the pendulum goes on, the box falls
+    assert abs(c.getSensedConfig()[0] - 0.5) < 0.1
+    body = sim.body(box)
+    assert body.getTransform()[1][2] == pytest.approx(1.0 - G * 0.3 ** 2 / 2, rel=1e-2)
+    sim.reset()                                      # everything back to where it started
+    assert sim.getTime() == 0.0 and c.getSensedConfig()[0] == 0.0
+    assert np.allclose(sim.body(box).getTransform()[1], [2.0, 0.0, 1.0])
+    sim.removeEntity(box)
+    assert box.getID() == -1 and world.numRigidObjects() == 0
+    sim.simulate(0.1)
+    with pytest.raises(ValueError, match="not in this simulator's world"):
+        sim.removeEntity(box)
+    with pytest.raises(ValueError, match="already has an entity named 'pendulum'"):
+        sim.addEntity(world.robot(0))
