@@ -1,13 +1,34 @@
-"""Command line: ``sim_node demo [--world PATH] [--duration S]``."""
+"""Command line.
+
+    sim_node [--ros-args ...]           the simulation node (same as `sim_node node`)
+    sim_node demo [--world PATH] [--duration S]   headless tour of the simulator API
+    sim_node replay BAG [...]           replay a recorded bag (sim_node/ros/replay.py)
+"""
 from __future__ import annotations
 
 import argparse
 import sys
 
+SUBCOMMANDS = ("node", "demo", "replay")
+
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help"):
+        from sim_node.ros.main import run_node
+
+        return run_node(["sim_node", *argv])
+    if argv[0] == "node":
+        from sim_node.ros.main import run_node
+
+        return run_node(["sim_node", *argv[1:]])
+    if argv[0] == "replay":
+        from sim_node.ros.replay import main as replay
+
+        return replay(argv[1:])
     parser = argparse.ArgumentParser(prog="sim_node", description="sim_node robot simulator")
     commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("node", help="the simulation node (ROS arguments after --ros-args)")
     demo = commands.add_parser("demo", help="headless demo on a world file (default world if "
                                "none given): loads it, simulates it, prints what happened")
     demo.add_argument("--world", help="world YAML or URDF (default: the embedded default world)")

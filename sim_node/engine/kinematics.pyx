@@ -10,7 +10,7 @@ cimport numpy as cnp
 
 from sim_node.engine.arguments cimport as_vector, data_ptr
 from sim_node.engine.model cimport Model, Data, ModelC, DataC
-from sim_node.engine.spatial cimport mat3_mul, mat3_vec, cross3
+from sim_node.engine.spatial cimport R_to_quat, mat3_mul, mat3_vec, mat3T_vec, cross3
 
 cnp.import_array()
 
@@ -138,3 +138,36 @@ def jacobian(Model model not None, Data data not None, q, int link, point=(0.0, 
         raise IndexError(f"link index {link} out of range [0, {model.nlink})")
     point_jacobian(&model.c, &data.c, data_ptr(qa), link, data_ptr(pa), data.c.J)
     return data.arrays["J"]
+
+
+def relative_poses(const double[:, :, ::1] R, const double[:, ::1] p,
+                   const Py_ssize_t[::1] frames, const Py_ssize_t[::1] parents,
+                   double[:, ::1] out):
+    """Pose of each frame in its parent's: out[i] = (translation (3), quaternion (x, y, z, w))
+    of frame frames[i] in frame parents[i] (the world when parents[i] < 0), from world
+    placements R (m, 3, 3), p (m, 3); out (n, 7)."""
+    cdef Py_ssize_t n = frames.shape[0], i, f, a, k
+    cdef double Rrel[9]
+    cdef double d[3]
+    if parents.shape[0] != n or out.shape[0] != n or out.shape[1] != 7:
+        raise ValueError("relative_poses: frames, parents and out (n, 7) must agree")
+    for i in range(n):
+        if not (0 <= frames[i] < R.shape[0] and parents[i] < R.shape[0]):
+            raise IndexError(f"relative_poses: frame index out of range at {i}")
+    with nogil:
+        for i in range(n):
+            f = frames[i]
+            a = parents[i]
+            if a < 0:
+                for k in range(3):
+                    out[i, k] = p[f, k]
+                R_to_quat(&R[f, 0, 0], &out[i, 3])
+            else:
+                for k in range(3):
+                    d[k] = p[f, k] - p[a, k]
+                mat3T_vec(&R[a, 0, 0], d, &out[i, 0])
+                # Rrel = R_a^T R_f
+                for k in range(9):
+                    Rrel[k] = (R[a, 0, k // 3] * R[f, 0, k % 3] + R[a, 1, k // 3] * R[f, 1, k % 3]
+                               + R[a, 2, k // 3] * R[f, 2, k % 3])
+                R_to_quat(Rrel, &out[i, 3])

@@ -107,6 +107,47 @@ cdef inline void quat_to_R(const double* q, double* R) noexcept nogil:
     R[8] = 1.0 - 2.0 * (x * x + y * y)
 
 
+cdef inline void R_to_quat(const double* R, double* q) noexcept nogil:
+    # unit quaternion (x, y, z, w), w >= 0, of a rotation matrix (Shepperd: from the largest of
+    # 4w^2, 4x^2, 4y^2, 4z^2, accurate everywhere)
+    cdef double tr = R[0] + R[4] + R[8]
+    cdef double s, n
+    if tr >= R[0] and tr >= R[4] and tr >= R[8]:
+        s = 2.0 * sqrt(1.0 + tr)
+        q[3] = 0.25 * s
+        q[0] = (R[7] - R[5]) / s
+        q[1] = (R[2] - R[6]) / s
+        q[2] = (R[3] - R[1]) / s
+    elif R[0] >= R[4] and R[0] >= R[8]:
+        s = 2.0 * sqrt(1.0 + R[0] - R[4] - R[8])
+        q[0] = 0.25 * s
+        q[3] = (R[7] - R[5]) / s
+        q[1] = (R[1] + R[3]) / s
+        q[2] = (R[2] + R[6]) / s
+    elif R[4] >= R[8]:
+        s = 2.0 * sqrt(1.0 + R[4] - R[0] - R[8])
+        q[1] = 0.25 * s
+        q[3] = (R[2] - R[6]) / s
+        q[0] = (R[1] + R[3]) / s
+        q[2] = (R[5] + R[7]) / s
+    else:
+        s = 2.0 * sqrt(1.0 + R[8] - R[0] - R[4])
+        q[2] = 0.25 * s
+        q[3] = (R[3] - R[1]) / s
+        q[0] = (R[2] + R[6]) / s
+        q[1] = (R[5] + R[7]) / s
+    if q[3] < 0.0:
+        q[0] = -q[0]
+        q[1] = -q[1]
+        q[2] = -q[2]
+        q[3] = -q[3]
+    n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    q[0] /= n
+    q[1] /= n
+    q[2] /= n
+    q[3] /= n
+
+
 cdef inline void motion_cross(const double* m, const double* n, double* out) noexcept nogil:
     # out = m x n = [w x n_v + v x n_w; w x n_w]
     cross3(&m[3], &n[0], &out[0])

@@ -426,6 +426,23 @@ class Simulator:
         self._scene.robot_v[r][:] = _finite_vector(
             v, model.model.nv, f"setActualVelocity of robot '{model.getName()}'")
 
+    def getLinkTransforms(self, robot):
+        """World placements of every link of a robot in the simulated state: (R (nlinks, 3, 3),
+        t (nlinks, 3)), links in RobotModel order (copies)."""
+        from sim_node.engine import kinematics
+
+        R, p = kinematics.frames(*self._robot_query(self._robot_index(robot)))
+        return R.copy(), p.copy()
+
+    def getRigidObjectTransforms(self):
+        """Object frames of every rigid object in the simulated state: (R (n, 3, 3), t (n, 3)),
+        objects in WorldModel order."""
+        n = self._world.numRigidObjects()
+        R, t = np.empty((n, 3, 3)), np.empty((n, 3))
+        for i in range(n):
+            R[i], t[i] = self.body(self._world.rigidObject(i)).getObjectTransform()
+        return R, t
+
     def getActualTorque(self, robot) -> np.ndarray:
         """Actuator torques of the last step (nv; zero on floating-base DOFs)."""
         return self._scene.robot_tau[self._robot_index(robot)].copy()
@@ -533,6 +550,17 @@ class Simulator:
         return sorted(tuple(sorted((ids[a], ids[b])))
                       for a, b in zip(table["body_a"][table["had_contact"]],
                                       table["body_b"][table["had_contact"]]))
+
+    def getAllContacts(self) -> dict:
+        """Every contact of the last substep, as arrays: id1, id2 (world IDs, getBodyIDs), point
+        (n, 3) [m], normal (n, 3) from id2 into id1, depth (n,) into the summed boundary layers
+        [m] (> 0: inside them), force (n, 3) on id1 [N]."""
+        c = self._scene.contact_arrays()
+        ids = np.asarray(self._layout.id_of_body, dtype=np.int64)
+        dt = self._scene.last_dt
+        return {"id1": ids[c["body_a"]], "id2": ids[c["body_b"]], "point": c["point"],
+                "normal": c["normal"], "depth": c["depth"],
+                "force": c["impulse"] / dt if dt > 0 else np.zeros_like(c["impulse"])}
 
     def _collision_bodies(self, id_: int) -> list:
         # collision bodies of a world ID: one, or every body of a robot

@@ -1,0 +1,313 @@
+"""The simulation node (DESIGN.md §6): a SimpleSimulator stepped in sim time, published to ROS.
+
+Threads. The simulation runs on its own thread (``SimNode.start``): it alone touches the
+simulator. ROS callbacks run on the executor's threads; subscriptions hand their messages to
+plugins, which validate and hold them until their ``process`` applies them on the simulation
+thread, and services run their work on the simulation thread between two steps
+(``SimNode.run_in_sim``), waiting for the result.
+
+One loop iteration, while playing (or for each step a paused simulation is asked to take):
+    lockstep       wait for the command topics to deliver the commands for the last step
+    /clock, /tf    published with the stamp t of the state about to be stepped
+    simulate(dt)   one physics step of the SimpleSimulator: sensor plugins publish the state at
+                   t (joint_states, ...), actuator plugins apply the commands they hold, physics
+    ~/contacts     the contacts of the step, stamped t + dt (at their own rate)
+    pacing         sleep so that sim time runs at real_time_factor x wall time (0: no sleep)
+So a command computed from the state stamped t is applied in the step after the one that
+follows that state: in lockstep, the command for step k acts at step k + 1.
+"""
+from __future__ import annotations
+
+import math
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from std_msgs.msg import String
+from tf2_msgs.msg import TFMessage
+
+from sim_node.model.world import WorldModel
+from sim_node.ros.cdr import ClockCDR
+from sim_node.ros.frames import WorldFrames
+from sim_node.ros.lockstep import Lockstep
+from sim_node.sim.simulation import SimpleSimulator
+
+# what every robot runs when its world-file entry names no plugins (entry points, plugins/)
+DEFAULT_ROBOT_PLUGINS = ("joint_state_publisher", "joint_commands", "joint_trajectory")
+
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                     reliability=ReliabilityPolicy.RELIABLE)
+
+
+@dataclass
+class _Pacer:
+    """Sim time at real_time_factor x wall time, from an anchor reset on every change."""
+    factor: float
+    wall: float = 0.0
+    sim: float = 0.0
+    anchored: bool = False
+
+    def anchor(self, t: float):
+        self.wall, self.sim, self.anchored = time.perf_counter(), t, True
+
+    def wait(self, t: float):
+        if self.factor <= 0.0:
+            return
+        if not self.anchored:
+            self.anchor(t)
+            return
+        ahead = self.wall + (t - self.sim) / self.factor - time.perf_counter()
+        if ahead > 0.0:
+            time.sleep(ahead)
+
+
+@dataclass
+class _Rate:
+    """Measured real-time factor over a window of wall time."""
+    wall: float = field(default_factory=time.perf_counter)
+    sim: float = 0.0
+    value: float = 0.0
+
+    def update(self, t: float) -> float:
+        now = time.perf_counter()
+        if now > self.wall:
+            self.value = (t - self.sim) / (now - self.wall)
+        self.wall, self.sim = now, t
+        return self.value
+
+
+class SimNode(Node):
+    """The `sim` node: loads a world, simulates it and exposes it (see the module docstring)."""
+
+    def __init__(self, node_name: str = "sim", *, world: WorldModel | None = None, **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._declare_parameters()
+        self.world = world if world is not None else self._load_world()
+        self.services_group = ReentrantCallbackGroup()
+        self.lockstep = Lockstep(self, self._param("lockstep"), self._param("lockstep_topics"),
+                                 self._param("lockstep_timeout"))
+        self.sim = SimpleSimulator(
+            self.world, default_plugins=[{"name": n} for n in self._param("default_plugins")],
+            create_publisher=self.create_publisher,
+            create_subscription=self.lockstep.subscription_factory)
+        dt = self._param("physics_dt") or self.world.simulation.physics_dt
+        self.sim.setSimStep(dt)
+        self.sim.enableContactFeedbackAll()
+        self.physics_dt = dt
+        self.step_count = 0
+        self.paused = self._param("paused")
+        self._steps_requested = 0
+        self._jobs: queue.Queue = queue.Queue()
+        self._stop = threading.Event()
+        self._thread = None
+        self._pacer = _Pacer(self._param("real_time_factor"))
+        self._rate = _Rate()
+        self._clock = ClockCDR()
+        self._clock_pub = self.create_publisher(Clock, "/clock", 10)
+        self._tf_pub = self.create_publisher(TFMessage, "/tf", 100)
+        self._tf_static_pub = self.create_publisher(TFMessage, "/tf_static", LATCHED)
+        self._descriptions = {}
+        self.add_on_set_parameters_callback(self._on_parameters)
+        self.world_changed()
+        from sim_node.ros.contacts import ContactPublisher
+        from sim_node.ros.status import StatusPublisher
+
+        self.contacts = ContactPublisher(self, self._param("contacts_rate"),
+                                         self._param("contact_markers"))
+        self.status = StatusPublisher(self, self._param("status_rate"))
+        from sim_node.ros.services import register_services
+
+        register_services(self)
+        self.recorder = None
+        if self._param("record"):
+            from sim_node.ros.recorder import Recorder
+
+            self.recorder = Recorder(self, self._param("record"))
+
+    # -- parameters ------------------------------------------------------------------------
+    def _declare_parameters(self):
+        def declare(name, default, description, read_only=False):
+            self.declare_parameter(name, default, ParameterDescriptor(
+                description=description, read_only=read_only))
+
+        declare("world", "", "world YAML or URDF path ('': the embedded default world, or "
+                "robot_description if set)", True)
+        declare("robot_description", "", "URDF of a single robot to simulate (instead of a "
+                "world file)", True)
+        declare("physics_dt", 0.0, "physics step [s] (0: the world file's)", True)
+        declare("real_time_factor", 1.0, "target sim time / wall time (0: as fast as possible)")
+        declare("paused", False, "start paused (step_simulation / set_simulation_state)", True)
+        declare("clock_decimation", 1, "publish /clock every this many steps")
+        declare("tf_rate", 0.0, "rate of /tf in sim time [Hz] (0: every step)")
+        declare("tf_links", True, "publish every robot link on /tf and /tf_static (false when "
+                "robot_state_publisher runs)", True)
+        declare("contacts_rate", 50.0, "rate of ~/contacts in sim time [Hz] (0: every step)")
+        declare("contact_markers", False, "also publish ~/contact_markers (visualization_msgs)",
+                True)
+        declare("status_rate", 1.0, "rate of ~/status in wall time [Hz]")
+        declare("lockstep", False, "step k+1 waits for the commands of step k", True)
+        declare("lockstep_topics", [""], "command topics lockstep waits for (empty: every "
+                "command topic that has a publisher)", True)
+        declare("lockstep_timeout", 1.0, "longest lockstep wait [s] before stepping on with a "
+                "warning", True)
+        declare("default_plugins", list(DEFAULT_ROBOT_PLUGINS), "plugins of robots whose "
+                "world-file entry names none", True)
+        declare("record", "", "rosbag2 directory to record into ('': no recording)", True)
+
+    def _param(self, name):
+        value = self.get_parameter(name).value
+        if name in ("lockstep_topics", "default_plugins"):
+            return [v for v in value if v]          # ('' stands for "none": ROS has no [])
+        return value
+
+    def _on_parameters(self, parameters) -> SetParametersResult:
+        for p in parameters:
+            if p.name == "real_time_factor":
+                value = p.value
+                if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                    return SetParametersResult(successful=False, reason=(
+                        f"real_time_factor must be a finite number >= 0, got {value!r}"))
+                self.set_real_time_factor(float(value), from_parameter=True)
+            elif p.name in ("clock_decimation",) and not (isinstance(p.value, int)
+                                                         and p.value >= 1):
+                return SetParametersResult(successful=False,
+                                           reason=f"{p.name} must be an integer >= 1")
+            elif p.name in ("tf_rate", "contacts_rate", "status_rate") and not (
+                    isinstance(p.value, (int, float)) and math.isfinite(p.value)
+                    and p.value >= 0):
+                return SetParametersResult(successful=False,
+                                           reason=f"{p.name} must be a rate >= 0 [Hz]")
+        return SetParametersResult(successful=True)
+
+    def _load_world(self) -> WorldModel:
+        world = WorldModel()
+        path, description = self._param("world"), self._param("robot_description")
+        if path:
+            world.readFile(Path(path))
+        elif description:
+            world.loadRobot(description)
+        else:
+            from sim_node.resources import default_world
+
+            world.readFile(default_world())
+        return world
+
+    # -- run-time settings -----------------------------------------------------------------
+    @property
+    def real_time_factor(self) -> float:
+        return self._pacer.factor
+
+    def set_real_time_factor(self, factor: float, from_parameter: bool = False):
+        """Target real-time factor (0: as fast as possible), effective from the next step."""
+        self._pacer = _Pacer(factor)
+        if not from_parameter:
+            self.set_parameters([Parameter("real_time_factor", value=factor)])
+
+    def measured_real_time_factor(self) -> float:
+        return self._rate.value
+
+    # -- the world as published --------------------------------------------------------------
+    def world_changed(self):
+        """Frames and robot descriptions after the world changed (start, spawn, delete, reset):
+        /tf_static and robot_description published again."""
+        self.frames = WorldFrames(self.sim, self._param("tf_links"))
+        self._tf_next = 0.0
+        self._tf_static_pub.publish(self.frames.static(self.sim.getTime()))
+        for r in range(self.world.numRobots()):
+            robot = self.world.robot(r)
+            namespace = robot.settings.get("namespace", robot.getName()).strip("/")
+            topic = f"{namespace}/robot_description" if namespace else "robot_description"
+            if topic not in self._descriptions:
+                self._descriptions[topic] = self.create_publisher(String, topic, LATCHED)
+            self._descriptions[topic].publish(String(data=robot.urdf.xml))
+
+    # -- the simulation thread ---------------------------------------------------------------
+    def start(self):
+        """Start the simulation thread."""
+        self._thread = threading.Thread(target=self._run, name="simulation", daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        """Stop the simulation thread (after its current step) and the recording."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self.recorder is not None:
+            self.recorder.close()
+        self.sim.close()
+
+    def run_in_sim(self, work, timeout: float | None = None):
+        """Run work() on the simulation thread between two steps and return its result (or
+        raise its exception). Called from the simulation thread itself, it runs at once."""
+        if self._thread is None or threading.current_thread() is self._thread:
+            return work()
+        future = Future()
+        self._jobs.put((work, future))
+        return future.result(timeout)
+
+    def request_steps(self, n: int, on_step=None):
+        """While paused: take n steps now (on the simulation thread); on_step(k) after each.
+        Returns when done."""
+        def steps():
+            for k in range(n):
+                self._step()
+                if on_step is not None:
+                    on_step(k + 1)
+        return self.run_in_sim(steps)
+
+    def _run(self):
+        while not self._stop.is_set():
+            self._run_jobs()
+            if self.paused:
+                try:
+                    self._run_job(*self._jobs.get(timeout=0.05))
+                except queue.Empty:
+                    pass
+                self._pacer = _Pacer(self._pacer.factor)
+                continue
+            self.lockstep.wait(self.step_count)
+            self._step()
+            self._pacer.wait(self.sim.getTime())
+
+    def _run_jobs(self):
+        while True:
+            try:
+                work, future = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            self._run_job(work, future)
+
+    @staticmethod
+    def _run_job(work, future):
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(work())
+        except BaseException as error:      # handed to the waiting caller
+            future.set_exception(error)
+
+    def _step(self):
+        """One physics step with everything published around it."""
+        sim = self.sim
+        t = sim.getTime()
+        if self.step_count % self._param("clock_decimation") == 0:
+            self._clock_pub.publish(self._clock.encode(t))
+        if t + 1e-12 >= self._tf_next:
+            self._tf_pub.publish(self.frames.moving(t))
+            rate = self._param("tf_rate")
+            self._tf_next = t + 1.0 / rate if rate > 0 else 0.0
+        self.lockstep.mark(self.step_count)
+        sim.simulate(self.physics_dt)
+        self.step_count += 1
+        self.contacts.after_step(sim.getTime())
+        self.status.after_step()

@@ -1,0 +1,155 @@
+"""Running the simulation node as a separate process over real DDS, and talking to it.
+
+Every node gets its own ROS_DOMAIN_ID and stays on this machine
+(ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST); `NodeProcess` stops it (SIGINT to its process
+group, then SIGKILL) however the test ends. `Client` is an rclpy node in the test process on
+the same domain, spun in a background thread, with helpers to wait for messages and call
+services.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+REPO = Path(__file__).resolve().parents[2]
+_domains = itertools.count(100 + os.getpid() % 50 * 2)
+
+
+def next_domain() -> int:
+    return next(_domains) % 200 + 10
+
+
+def ros_env(domain: int, **extra) -> dict:
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+               OPENBLAS_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    env.update(extra)
+    return env
+
+
+class NodeProcess:
+    """`python -m sim_node <args> --ros-args <params>` in its own process group."""
+
+    def __init__(self, domain: int, params: dict | None = None, args=(), extra_env=None,
+                 log_path: Path | None = None):
+        command = [sys.executable, "-m", "sim_node", *args, "--ros-args"]
+        for name, value in (params or {}).items():
+            command += ["-p", f"{name}:={_param_text(value)}"]
+        self.log_path = log_path
+        self._log = open(log_path, "w") if log_path else subprocess.DEVNULL
+        self.process = subprocess.Popen(command, env=ros_env(domain, **(extra_env or {})),
+                                        stdout=self._log, stderr=subprocess.STDOUT,
+                                        start_new_session=True, cwd=REPO)
+
+    def log(self) -> str:
+        return self.log_path.read_text() if self.log_path else ""
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGINT)
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+            except ProcessLookupError:
+                pass
+        if self._log is not subprocess.DEVNULL:
+            self._log.close()
+        return self.process.returncode
+
+    def kill(self):
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+
+def _param_text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(f"'{v}'" if isinstance(v, str) else _param_text(v)
+                              for v in value) + "]"
+    return str(value)
+
+
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                     reliability=ReliabilityPolicy.RELIABLE)
+
+
+class Client:
+    """A test-side node on `domain`: subscriptions that keep what arrives, service calls."""
+
+    def __init__(self, domain: int, name: str = "test_client"):
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain)
+        self.node = rclpy.create_node(name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.received: dict[str, list] = {}
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self):
+        while self.context.ok():
+            try:
+                self.executor.spin_once(timeout_sec=0.05)
+            except Exception:           # the context is going down
+                return
+
+    def subscribe(self, msg_type, topic: str, qos=10, keep: int = 100000):
+        """Collect messages of `topic` (with their wall receive time) into received[topic]."""
+        self.received[topic] = []
+
+        def store(message):
+            with self._lock:
+                box = self.received[topic]
+                box.append((time.monotonic(), message))
+                if len(box) > keep:
+                    del box[0]
+        self.node.create_subscription(msg_type, topic, store, qos)
+
+    def messages(self, topic: str) -> list:
+        with self._lock:
+            return [m for _, m in self.received.get(topic, [])]
+
+    def wait_for(self, topic: str, count: int = 1, timeout: float = 20.0,
+                 predicate=None) -> list:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = [m for m in self.messages(topic) if predicate is None or predicate(m)]
+            if len(found) >= count:
+                return found
+            time.sleep(0.02)
+        raise TimeoutError(f"{count} message(s) on {topic} not received within {timeout} s "
+                           f"(got {len(self.messages(topic))})")
+
+    def call(self, srv_type, name: str, request, timeout: float = 20.0):
+        client = self.node.create_client(srv_type, name)
+        if not client.wait_for_service(timeout_sec=timeout):
+            raise TimeoutError(f"service {name} not available within {timeout} s")
+        future = client.call_async(request)
+        deadline = time.monotonic() + timeout
+        while not future.done():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"service {name} did not answer within {timeout} s")
+            time.sleep(0.005)
+        self.node.destroy_client(client)
+        return future.result()
+
+    def publisher(self, msg_type, topic: str, qos=10):
+        return self.node.create_publisher(msg_type, topic, qos)
+
+    def close(self):
+        self.context.try_shutdown()
+        self._thread.join(timeout=5)
+        self.node.destroy_node()
