@@ -736,6 +736,38 @@ cdef class Scene:
                                                       else k - offset]
             rob.advance[k] = advance
 
+    def set_joint_commands(self, int robot, joints, int mode, q_des=None, v_des=None,
+                           tau_ff=None, double advance=0.0):
+        """As set_commands for some joints only: `joints` are joint indices (0 .. njoint - 1, in
+        the robot's joint order); q_des (None: keep), v_des, tau_ff (None: zero) hold one value
+        per listed joint; advance may be inf (the target moves until the next command). The
+        other joints keep their commands. Validated whole before anything is applied."""
+        if not 0 <= robot < self.nrobot:
+            raise IndexError(f"robot {robot} out of range [0, {self.nrobot})")
+        if mode not in (ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID):
+            raise ValueError(f"unknown actuator mode {mode}")
+        if not advance >= 0.0:
+            raise ValueError(f"advance must be a time >= 0 (inf allowed), got {advance}")
+        cdef RobotC* rob = &self.robots[robot]
+        cdef int offset = self.robot_joint_offset[robot], njoint = rob.model.nv - offset
+        index = np.asarray(joints, dtype=np.int64).reshape(-1)
+        if index.size and (index.min() < 0 or index.max() >= njoint):
+            raise IndexError(f"joint index out of range [0, {njoint})")
+        if np.unique(index).size != index.size:
+            raise ValueError("a joint is listed twice")
+        cdef int n = index.size, i, k
+        cdef const double[::1] qd = _joint_vector(q_des, "position targets", n, n)
+        cdef const double[::1] vd = _joint_vector(v_des, "velocity targets", n, n)
+        cdef const double[::1] tf = _joint_vector(tau_ff, "feed-forward torques", n, n)
+        for i in range(n):
+            k = offset + index[i]
+            rob.mode[k] = mode
+            if qd is not None:
+                rob.q_des[k] = qd[i]
+            rob.v_des[k] = 0.0 if vd is None else vd[i]
+            rob.tau_ff[k] = 0.0 if tf is None else tf[i]
+            rob.advance[k] = advance
+
     def clear_status(self):
         self.status = STATUS_NORMAL
 

@@ -185,6 +185,32 @@ class SimRobotController:
         self._queue_command("set_velocity", self._time(), self._joints(dq, "setVelocity"),
                             self._duration(dt, "setVelocity"))
 
+    def setJointCommands(self, joints, mode: str, qdes=None, dqdes=None, tfeedforward=None,
+                         duration: float = 0.0):
+        """Command some joints only (the ROS bridge's per-joint commands); the others keep
+        theirs. joints: joint names or indices; mode 'pid' or 'torque'; qdes (None: keep the
+        current targets), dqdes and tfeedforward (None: zero) one value per listed joint;
+        duration [s]: how long the PID targets move on with dqdes (inf: until the next
+        command; 0: they hold). Cancels a motion queue."""
+        modes = {"pid": ACTUATOR_PID, "torque": ACTUATOR_TORQUE}
+        if mode not in modes:
+            raise ValueError(f"setJointCommands: mode must be 'pid' or 'torque', got {mode!r}")
+        index = []
+        for joint in joints:
+            if isinstance(joint, str):
+                if joint not in self._names:
+                    raise ValueError(f"setJointCommands: robot '{self._robot.getName()}' has no "
+                                     f"joint '{joint}'; joints: {self._names}")
+                index.append(self._names.index(joint))
+            else:
+                index.append(int(joint))
+        duration = float(duration)
+        if not duration >= 0.0:
+            raise ValueError(f"setJointCommands: duration must be >= 0, got {duration}")
+        self._scene.set_joint_commands(self._index, index, modes[mode], qdes, dqdes,
+                                       tfeedforward, duration)
+        self._stop_queue()
+
     # -- motion queue ----------------------------------------------------------------------
     def setMilestone(self, q, dq=None):
         """Time-optimal motion (joint velocity and acceleration limits) from the commanded

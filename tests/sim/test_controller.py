@@ -214,3 +214,27 @@ def test_bad_commands_are_rejected_whole_and_change_nothing(call, message):
         call(c)
     assert sim.getState() == before
     assert c.getControlType() == "PID" and c.getCommandedConfig()[0] == 0.3
+
+
+def test_per_joint_commands_mix_modes_and_leave_the_other_joints_alone():
+    world = sim_node.WorldModel()
+    world.loadRobot(str(REPO / "data" / "robots" / "arm7" / "arm7.urdf"), fixed_base=True)
+    sim = sim_node.Simulator(world)
+    c = sim.controller(0)
+    before = c.getCommandedConfig()
+    c.setJointCommands(["joint2", "joint4"], "pid", [0.3, -1.0])
+    c.setJointCommands([6], "torque", tfeedforward=[1.5])
+    c.setJointCommands(["joint1"], "pid", dqdes=[0.5], duration=math.inf)
+    sim.simulate(0.2)
+    q = c.getCommandedConfig()
+    assert q[1] == 0.3 and q[3] == -1.0 and q[2] == before[2]
+    assert q[0] == pytest.approx(before[0] + 0.1, abs=1e-12)     # moving at 0.5 rad/s
+    assert c.getCommandedTorque()[6] == pytest.approx(1.5) and c.getControlType() == "mixed"
+    state = sim.getState()
+    for bad, message in [(lambda: c.setJointCommands(["nope"], "pid", [0.0]), "no joint"),
+                         (lambda: c.setJointCommands([0, 0], "pid", [0.0, 0.0]), "twice"),
+                         (lambda: c.setJointCommands([1], "pid", [math.nan]), "finite"),
+                         (lambda: c.setJointCommands([1], "velocity", [0.0]), "mode")]:
+        with pytest.raises(ValueError, match=message):
+            bad()
+    assert sim.getState() == state
