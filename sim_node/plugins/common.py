@@ -1,0 +1,167 @@
+"""What the built-in plugins share: topic and frame names, rates, throttled warnings, robot
+joint layout.
+
+Topics of a robot's plugin are ``<namespace>/<topic>`` (the robot's world-file ``namespace``,
+its name by default; an empty namespace gives ``<topic>``), relative to the node's namespace.
+World plugins (no robot) use ``<topic>``.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim_node.ros.frames import robot_prefix
+
+WARNING_PERIOD = 5.0        # [s] wall time: at most one warning per topic this often
+TIME_TOLERANCE = 1e-9       # [s] an event is due this close before its time
+
+
+def require_robot(plugin, ctx):
+    """Raise unless ctx belongs to a robot (robot plugins cannot be world plugins)."""
+    if ctx.controller is None:
+        raise ValueError(f"{type(plugin).__name__} works on a robot; it cannot be a world "
+                         f"plugin (ctx.robot is None)")
+
+
+def robot_of(ctx):
+    """The RobotModel of a robot plugin's context (None for a world plugin)."""
+    return None if ctx.robot is None else ctx.sim.getWorld().robot(ctx.robot)
+
+
+def topic_name(ctx, topic: str) -> str:
+    """``<robot namespace>/<topic>`` for a robot plugin, ``<topic>`` for a world plugin."""
+    robot = robot_of(ctx)
+    return (robot_prefix(robot) if robot is not None else "") + topic.strip("/")
+
+
+def check_rate(rate: float, what: str = "rate"):
+    if not (0.0 <= rate < math.inf):
+        raise ValueError(f"{what} must be a frequency >= 0 [Hz] (0: every control step), got "
+                         f"{rate}")
+
+
+def check_std(value: float, what: str):
+    if not value >= 0.0:
+        raise ValueError(f"{what} must be a standard deviation >= 0, got {value}")
+
+
+def rate_to_period(config):
+    """For a sensor Config with ``rate`` [Hz]: set the update ``period`` [s] = 1 / rate (rate
+    0: keep period, 0 by default = every control step). Giving both, inconsistent, is an
+    error."""
+    check_rate(config.rate)
+    if config.rate == 0.0:
+        return
+    period = 1.0 / config.rate
+    if config.period not in (0.0, period) and not math.isclose(config.period, period):
+        raise ValueError(f"give rate [Hz] or period [s], not both (rate {config.rate}, "
+                         f"period {config.period})")
+    object.__setattr__(config, "period", period)
+
+
+def require_sampling_every_step(config, plugin: str):
+    """For sensors that sample every control step and publish at ``rate``: period stays 0."""
+    check_rate(config.rate)
+    if config.period != 0.0:
+        raise ValueError(f"{plugin} samples every control step; set how often it publishes "
+                         f"with rate [Hz], not period (got period {config.period})")
+
+
+class ThrottledWarnings:
+    """Warnings through a logger, at most one per key (a topic) per WARNING_PERIOD seconds of
+    wall time; the ones held back are counted into the next. Thread-safe."""
+
+    def __init__(self, logger, period: float = WARNING_PERIOD):
+        self._logger = logger
+        self._period = period
+        self._last: dict[str, float] = {}
+        self._held: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def warn(self, key: str, text: str):
+        now = time.monotonic()
+        with self._lock:
+            last = self._last.get(key)
+            if last is not None and now - last < self._period:
+                self._held[key] = self._held.get(key, 0) + 1
+                return
+            self._last[key] = now
+            held = self._held.pop(key, 0)
+        suffix = f" ({held} more since the last warning)" if held else ""
+        self._logger.warning("%s: %s%s", key, text, suffix)
+
+
+@dataclass(frozen=True)
+class JointLayout:
+    """Where a robot's joints (robot.getJointNames(), in order) sit in its q and v.
+
+    names: joint names (n); q_index (n): their entries of q; v_offset: first joint entry of v
+    (6 for a floating base, else 0); lower, upper (n): position limits [rad or m] (+-inf when
+    unbounded); velocity_limit, effort_limit (n): |dq| [rad/s or m/s] and |tau| [N m or N]
+    bounds (inf when the URDF gives none or 0)."""
+    names: tuple
+    q_index: np.ndarray
+    v_offset: int
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity_limit: np.ndarray
+    effort_limit: np.ndarray
+
+    @classmethod
+    def of(cls, robot) -> "JointLayout":
+        names = tuple(robot.getJointNames())
+        q_index = np.array([robot.structure.joint_q_index[n] for n in names], dtype=np.intp)
+        v_offset = robot.model.nv - len(names)
+        lower, upper = robot.getJointLimits()
+
+        def bound(values):
+            values = np.asarray(values, dtype=float)[v_offset:]
+            return np.where((values > 0) & np.isfinite(values), values, np.inf)
+
+        return cls(names, q_index, v_offset, lower[q_index], upper[q_index],
+                   bound(robot.getVelocityLimits()), bound(robot.getTorqueLimits()))
+
+    def index(self, names) -> np.ndarray:
+        """Joint indices of `names`; ValueError naming an unknown or repeated joint."""
+        lookup = {n: i for i, n in enumerate(self.names)}
+        out = []
+        for name in names:
+            if name not in lookup:
+                raise ValueError(f"unknown joint '{name}'; joints: {', '.join(self.names)}")
+            out.append(lookup[name])
+        if len(set(out)) != len(out):
+            repeated = sorted({n for n in names if list(names).count(n) > 1})
+            raise ValueError(f"joint(s) listed twice: {', '.join(repeated)}")
+        return np.array(out, dtype=np.intp)
+
+    def check(self, joints: np.ndarray, what: str, values, limit_low, limit_high, unit: str):
+        """ValueError unless `values` (one per joint of `joints`) are finite and within
+        [limit_low, limit_high] per joint."""
+        values = np.asarray(values, dtype=float)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            name = self.names[joints[np.argmax(bad)]]
+            raise ValueError(f"{what} of joint '{name}' is {values[np.argmax(bad)]}; values "
+                             f"must be finite")
+        outside = (values < limit_low[joints]) | (values > limit_high[joints])
+        if outside.any():
+            k = int(np.argmax(outside))
+            j = joints[k]
+            raise ValueError(f"{what} {values[k]:g} {unit} of joint '{self.names[j]}' is "
+                             f"outside its limits [{limit_low[j]:g}, {limit_high[j]:g}]")
+        return values
+
+    def check_positions(self, joints, values):
+        return self.check(joints, "position", values, self.lower, self.upper, "rad or m")
+
+    def check_velocities(self, joints, values):
+        return self.check(joints, "velocity", values, -self.velocity_limit,
+                          self.velocity_limit, "rad/s or m/s")
+
+    def check_efforts(self, joints, values):
+        return self.check(joints, "effort", values, -self.effort_limit, self.effort_limit,
+                          "N m or N")
