@@ -1839,7 +1839,8 @@ cdef class Scene:
         # per robot: state, solver warm starts, and the actuator commands and their memory
         return [self.robot_q, self.robot_v, self.robot_row_lam, self.robot_mode,
                 self.robot_tau_ff, self.robot_kp, self.robot_ki, self.robot_kd,
-                self.robot_q_des, self.robot_v_des, self.robot_iterm, self.robot_advance]
+                self.robot_q_des, self.robot_v_des, self.robot_iterm, self.robot_advance,
+                self.robot_tau]
 
     def get_state(self):
         """Everything a restored run needs to continue bit for bit, as bytes: time, robot

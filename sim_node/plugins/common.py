@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from transforms3d.quaternions import mat2quat
 
 from sim_node.ros.frames import robot_prefix
 
@@ -165,3 +166,60 @@ class JointLayout:
     def check_efforts(self, joints, values):
         return self.check(joints, "effort", values, -self.effort_limit, self.effort_limit,
                           "N m or N")
+
+
+class SampleSchedule:
+    """When a sensor that differentiates the state over one control step publishes, and when
+    it must sample the state.
+
+    It is updated at every control step (its SensorEmulator period is 0) and publishes at
+    `rate` [Hz] of sim time (0: every step), on the grid t0 + k / rate from its reset at t0.
+    A publication at t uses the state at t and at the step before, so the sensor samples the
+    state at the step of each publication and at the step before it (predicted from the last
+    step's length): two samples per publication, not one per step.
+
+    State: next [s] the time of the next publication; last [s] the time of the last update
+    (None: none since the reset)."""
+
+    def __init__(self, rate: float):
+        self.period = 1.0 / rate if rate > 0.0 else 0.0
+        self.next = 0.0
+        self.last: float | None = None
+
+    def reset(self, t: float):
+        self.next, self.last = t, None
+
+    def step(self, t: float) -> tuple[bool, bool]:
+        """At the update of sim time t: (publish now, sample now)."""
+        publish = t + TIME_TOLERANCE >= self.next
+        if publish:
+            if self.period > 0.0:       # the first time of the grid after t
+                missed = math.floor((t + TIME_TOLERANCE - self.next) / self.period)
+                self.next += (missed + 1) * self.period
+            else:
+                self.next = t
+        last, self.last = self.last, t
+        step = t - last if last is not None else 0.0
+        publish_next = step <= 0.0 or t + step + TIME_TOLERANCE >= self.next
+        return publish, publish or publish_next
+
+    def get_state(self) -> dict:
+        return {"next": self.next, "last": self.last}
+
+    def set_state(self, state: dict):
+        next_, last = float(state["next"]), state["last"]
+        self.next, self.last = next_, None if last is None else float(last)
+
+
+def xyzw(R) -> np.ndarray:
+    """Unit quaternion (x, y, z, w) of a rotation matrix."""
+    w, x, y, z = mat2quat(R)
+    return np.array([x, y, z, w])
+
+
+def body_world_id(sim, world_id: int) -> int:
+    """The world ID that reports the simulated body of `world_id` in Simulator.getAllContacts
+    (links welded by fixed joints share one body, reported by one of them)."""
+    # the Simulator has no public view of this mapping (as in sim_node.sim.simlog)
+    layout = sim._layout
+    return layout.id_of_body[layout.body_of_id[world_id]]

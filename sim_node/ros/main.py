@@ -1,17 +1,28 @@
-"""`sim_node` (or `ros2 run sim_node sim_node`): run the simulation node until interrupted."""
+"""`sim_node` (or `ros2 run sim_node sim_node`): run the simulation node until interrupted.
+
+SIGINT and SIGTERM stop it in order: the simulation thread after its current step, the
+recording (its bag closed), the executor, then the ROS context. rclpy's own signal handler is
+not installed: it would shut the context down under a simulation thread that is still
+publishing."""
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 
 
 def run_node(argv=None) -> int:
     import rclpy
     from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
 
     from sim_node.model.errors import ModelLoadError
     from sim_node.ros.node import SimNode
 
-    rclpy.init(args=argv)
+    rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
+    stop = threading.Event()
+    previous = {s: signal.signal(s, lambda *_: stop.set())
+                for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
             node = SimNode()
@@ -20,18 +31,30 @@ def run_node(argv=None) -> int:
             return 2
         executor = MultiThreadedExecutor(num_threads=3)
         executor.add_node(node)
+
+        def spin():
+            try:
+                executor.spin()
+            except ExternalShutdownException:
+                pass
+            finally:
+                stop.set()
+        spinner = threading.Thread(target=spin, name="executor", daemon=True)
+        spinner.start()
         node.start()
         node.get_logger().info(
             f"simulating {node.world} at physics_dt {node.physics_dt} s, real-time factor "
             f"{node.real_time_factor:g}{' (paused)' if node.paused else ''}")
         try:
-            executor.spin()
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
+            while not stop.wait(0.2):
+                pass
         finally:
             node.stop()
             executor.shutdown()
+            spinner.join()
             node.destroy_node()
     finally:
         rclpy.try_shutdown()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     return 0

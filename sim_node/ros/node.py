@@ -22,6 +22,7 @@ import math
 import queue
 import threading
 import time
+import traceback
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,10 @@ from sim_node.sim.simulation import SimpleSimulator
 
 # what every robot runs when its world-file entry names no plugins (entry points, plugins/)
 DEFAULT_ROBOT_PLUGINS = ("joint_state_publisher", "joint_commands", "joint_trajectory")
+
+# the float parameters: integers accepted, finite and >= 0
+_NUMBERS = ("physics_dt", "real_time_factor", "tf_rate", "contacts_rate", "status_rate",
+            "lockstep_timeout")
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
@@ -112,7 +117,7 @@ class SimNode(Node):
         self._thread = None
         self._pacer = _Pacer(self._param("real_time_factor"))
         self._rate = _Rate()
-        self._clock = ClockCDR()
+        self._clock_cdr = ClockCDR()
         self._clock_pub = self.create_publisher(Clock, "/clock", 10)
         self._tf_pub = self.create_publisher(TFMessage, "/tf", 100)
         self._tf_static_pub = self.create_publisher(TFMessage, "/tf_static", LATCHED)
@@ -137,8 +142,10 @@ class SimNode(Node):
     # -- parameters ------------------------------------------------------------------------
     def _declare_parameters(self):
         def declare(name, default, description, read_only=False):
+            # numbers may be given as integers too ('-p real_time_factor:=0')
             self.declare_parameter(name, default, ParameterDescriptor(
-                description=description, read_only=read_only))
+                description=description, read_only=read_only,
+                dynamic_typing=isinstance(default, float)))
 
         declare("world", "", "world YAML or URDF path ('': the embedded default world, or "
                 "robot_description if set)", True)
@@ -168,13 +175,20 @@ class SimNode(Node):
         value = self.get_parameter(name).value
         if name in ("lockstep_topics", "default_plugins"):
             return [v for v in value if v]          # ('' stands for "none": ROS has no [])
+        if name in _NUMBERS:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or value < 0:
+                raise ValueError(f"parameter {name} must be a finite number >= 0, got "
+                                 f"{value!r}")
+            return float(value)
         return value
 
     def _on_parameters(self, parameters) -> SetParametersResult:
         for p in parameters:
             if p.name == "real_time_factor":
                 value = p.value
-                if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                if isinstance(value, bool) or not (isinstance(value, (int, float))
+                                                   and math.isfinite(value) and value >= 0):
                     return SetParametersResult(successful=False, reason=(
                         f"real_time_factor must be a finite number >= 0, got {value!r}"))
                 self.set_real_time_factor(float(value), from_parameter=True)
@@ -182,11 +196,12 @@ class SimNode(Node):
                                                          and p.value >= 1):
                 return SetParametersResult(successful=False,
                                            reason=f"{p.name} must be an integer >= 1")
-            elif p.name in ("tf_rate", "contacts_rate", "status_rate") and not (
-                    isinstance(p.value, (int, float)) and math.isfinite(p.value)
-                    and p.value >= 0):
+            elif p.name in ("tf_rate", "contacts_rate", "status_rate") and (
+                    isinstance(p.value, bool) or not isinstance(p.value, (int, float))
+                    or not math.isfinite(p.value) or p.value < 0):
                 return SetParametersResult(successful=False,
-                                           reason=f"{p.name} must be a rate >= 0 [Hz]")
+                                           reason=f"{p.name} must be a rate >= 0 [Hz], got "
+                                                  f"{p.value!r}")
         return SetParametersResult(successful=True)
 
     def _load_world(self) -> WorldModel:
@@ -276,7 +291,13 @@ class SimNode(Node):
                 self._pacer = _Pacer(self._pacer.factor)
                 continue
             self.lockstep.wait(self.step_count)
-            self._step()
+            try:
+                self._step()
+            except Exception:   # noqa: BLE001 (the node stays up: services, state, a reset)
+                self.paused = True
+                self.get_logger().error(
+                    f"simulation paused at t = {self.sim.getTime():.6f} s after an error in "
+                    f"the step:\n{traceback.format_exc()}")
             self._pacer.wait(self.sim.getTime())
 
     def _run_jobs(self):
@@ -301,7 +322,7 @@ class SimNode(Node):
         sim = self.sim
         t = sim.getTime()
         if self.step_count % self._param("clock_decimation") == 0:
-            self._clock_pub.publish(self._clock.encode(t))
+            self._clock_pub.publish(self._clock_cdr.encode(t))
         if t + 1e-12 >= self._tf_next:
             self._tf_pub.publish(self.frames.moving(t))
             rate = self._param("tf_rate")

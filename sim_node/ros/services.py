@@ -1,31 +1,590 @@
-"""Services of the simulation node (DESIGN.md §6): our own real-time-factor services (the
-simulation_interfaces standard and the rest arrive with their module)."""
+"""Services and the action of the simulation node (DESIGN.md §6), all under the node (~/name).
+
+simulation_interfaces 1.6.1 (entity conventions: sim_node/ros/entities.py):
+    get_simulator_features   the features below, spawn_formats ["urdf"], custom_info
+    get_entities             names matching EntityFilters (name regex, categories)
+    get_entity_state         EntityState of one entity
+    get_entities_states      names and states of the matching entities
+    set_entity_state         pose and/or twist of a rigid object or a floating base
+    spawn_entity             a URDF robot or single-link rigid object, named, namespaced, placed
+    delete_entity            any entity (robot, rigid object, terrain)
+    reset_simulation         scopes TIME, STATE, SPAWNED and their combinations, ALL (= DEFAULT)
+    get_simulation_state     PLAYING, PAUSED or STOPPED
+    set_simulation_state     to PLAYING, PAUSED or STOPPED
+    step_simulation          n steps of a paused simulation
+    simulate_steps (action)  n steps of a paused simulation, feedback after each, cancellable
+Our own (sim_node/srv): set_real_time_factor, get_real_time_factor, save_state, restore_state,
+apply_wrench, set_surface, set_padding.
+
+Every callback validates its request and answers a bad one with the standard's result code (our
+services: success false) and a message; an unexpected exception is logged and answered with
+OPERATION_FAILED. A request never stops the node and never half-applies. Work that reads or
+changes the simulation runs on the simulation thread between two steps (node.run_in_sim);
+requests that change the world's entities or jump in time (spawn, delete, reset, stop, restore)
+run one at a time.
+
+Run states: PLAYING (stepping), PAUSED, STOPPED (= paused after a reset of time and state by
+set_simulation_state(STOPPED); spawned entities stay). The node's `paused` parameter starts it
+PAUSED. step_simulation and simulate_steps need PAUSED or STOPPED (else OPERATION_FAILED, as
+StepSimulation.srv says) and leave it PAUSED; each step publishes /clock, /tf and the sensors.
+
+Reset scopes (bits, combinable): SPAWNED removes the entities spawned at run time and puts back
+the world's own entities deleted at run time (in their initial state); STATE puts every entity
+back to its initial state (spawned ones: as spawned), restarts controllers and plugins, keeps
+the time; TIME sets the time to 0 and restarts controllers and plugins (their schedules are in
+sim time), keeping poses and velocities, robots holding their current configuration; TIME |
+STATE is Simulator.reset(). Surface and padding settings are kept. A reset, stop or restore
+cancels the wrenches of apply_wrench and republishes /tf_static and robot_description.
+
+apply_wrench: a simulator hook re-applies the wrench before every physics substep that starts
+within [t0, t0 + duration), so a force F on a free body of mass m for duration T (a multiple of
+the physics step) changes its velocity by exactly F T / m.
+"""
 from __future__ import annotations
 
 import math
+import threading
+import traceback
+from dataclasses import dataclass
 
-from sim_node.srv import GetRealTimeFactor, SetRealTimeFactor
+import numpy as np
+from rclpy.action import ActionServer, CancelResponse
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from simulation_interfaces.action import SimulateSteps
+from simulation_interfaces.msg import Result, SimulationState, SimulatorFeatures
+from simulation_interfaces.srv import (DeleteEntity, GetEntities, GetEntitiesStates,
+                                       GetEntityState, GetSimulationState,
+                                       GetSimulatorFeatures, ResetSimulation, SetEntityState,
+                                       SetSimulationState, SpawnEntity, StepSimulation)
+
+from sim_node.model.robot import RobotModel
+from sim_node.model.surface import SurfaceParameters
+from sim_node.model.world import RigidObjectModel, TerrainModel
+from sim_node.ros.entities import (SPAWN_FORMATS, RequestError, all_entities, build_spawned,
+                                   check_frame, entity_state, find_entity, finite,
+                                   is_rigid_object, parse_spawnable, pose_from_msg,
+                                   positive_duration, select, set_entity_state,
+                                   simulated_bodies, spawn_name, spawn_namespace, spawn_source,
+                                   static_reason, target_links, twist_from_msg)
+from sim_node.ros.state_store import StateStore, StateStoreError
+from sim_node.srv import (ApplyWrench, GetRealTimeFactor, RestoreState, SaveState,
+                          SetPadding, SetRealTimeFactor, SetSurface)
+
+F = SimulatorFeatures
+FEATURES = (F.SPAWNING, F.DELETING, F.ENTITY_CATEGORIES, F.SPAWNING_RESOURCE_STRING,
+            F.ENTITY_STATE_GETTING, F.ENTITY_STATE_SETTING, F.SIMULATION_RESET,
+            F.SIMULATION_RESET_TIME, F.SIMULATION_RESET_STATE, F.SIMULATION_RESET_SPAWNED,
+            F.SIMULATION_STATE_GETTING, F.SIMULATION_STATE_SETTING, F.SIMULATION_STATE_PAUSE,
+            F.STEP_SIMULATION_SINGLE, F.STEP_SIMULATION_MULTIPLE, F.STEP_SIMULATION_ACTION)
+CUSTOM_INFO = (
+    "sim_node. Own services under the node (sim_node/srv): set_real_time_factor, "
+    "get_real_time_factor, save_state, restore_state, apply_wrench, set_surface, set_padding. "
+    "Entity states: frame 'world'; pose and twist of the entity's frame (robot root link, "
+    "object frame), twist in world axes with the velocity of the frame's origin; acceleration "
+    "is not measured (zeros). Categories: robots ROBOT, rigid objects OBJECT, terrains "
+    "STATIC_OBJECT. Name filters: Python regular expressions, searched anywhere in the name. "
+    "Spawning: URDF from a path, file://, package:// or the XML text; a single-link URDF "
+    "without joints becomes a rigid object; entity_namespace '' = the name, '/' = none.")
+STATE_NAMES = {SimulationState.STATE_STOPPED: "STOPPED", SimulationState.STATE_PLAYING:
+               "PLAYING", SimulationState.STATE_PAUSED: "PAUSED"}
+Scope = ResetSimulation.Request
+RESET_SCOPES = Scope.SCOPE_TIME | Scope.SCOPE_STATE | Scope.SCOPE_SPAWNED
+# feedback comes once per step, in bursts: a deep history keeps each for a reader that keeps up
+FEEDBACK_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+TIME_TOLERANCE = 1e-9       # [s] a wrench ends this close before its end time
 
 
 def register_services(node):
-    group = node.services_group
+    """Create every service and the action on the node (see the module docstring)."""
+    return SimulationServices(node)
 
-    def set_rtf(request, response):
+
+class _Cancelled(Exception):
+    def __init__(self, done: int):
+        super().__init__(f"canceled after {done} steps")
+        self.done = done
+
+
+def _model_snapshot(entity):
+    # the state an entity's model holds (robots: q, v; objects: R, t, w, v; terrains: none)
+    if isinstance(entity, RobotModel):
+        return entity.getConfig(), entity.getVelocity()
+    if isinstance(entity, RigidObjectModel):
+        return (*entity.getTransform(), *entity.getVelocity())
+    return None
+
+
+def _restore_model(entity, snapshot):
+    if isinstance(entity, RobotModel):
+        entity.setConfig(snapshot[0])
+        entity.setVelocity(snapshot[1])
+    elif isinstance(entity, RigidObjectModel):
+        entity.setTransform(snapshot[0], snapshot[1])
+        entity.setVelocity(snapshot[2], snapshot[3])
+
+
+def _contains(entities: list, entity) -> bool:
+    return any(e is entity for e in entities)
+
+
+@dataclass(eq=False)
+class _Wrench:
+    target: object              # RobotModelLink or RigidObjectModel
+    force: np.ndarray           # [N] world axes
+    torque: np.ndarray          # [N m] world axes
+    point: np.ndarray | None    # [m] in the link / object frame (None: the centre of mass)
+    end: float                  # [s] sim time
+
+
+class WrenchSchedule:
+    """The wrenches of apply_wrench, applied by a simulator hook before every physics substep
+    while their time lasts (simulation thread only)."""
+
+    def __init__(self, sim, logger):
+        self._sim, self._logger = sim, logger
+        self._active: list[_Wrench] = []
+        self._hooked = False
+        self._forced = None     # the target pushed in the last substep
+
+    def add(self, wrench: _Wrench):
+        if not self._hooked:
+            self._sim.addHook("time", self._apply)
+            self._hooked = True
+        self._active.append(wrench)
+
+    def clear(self):
+        self._active = []
+
+    def _apply(self, t: float):
+        # a hook: it must never raise (that would end the simulation thread)
+        pushed = None
+        for wrench in list(self._active):
+            if t >= wrench.end - TIME_TOLERANCE or wrench.target.getID() < 0:   # done, deleted
+                self._active.remove(wrench)
+                continue
+            try:
+                body = self._sim.body(wrench.target)
+                torque = wrench.torque
+                if wrench.point is not None:
+                    R, p = body.getObjectTransform()
+                    torque = torque + np.cross(p + R @ wrench.point - body.getTransform()[1],
+                                               wrench.force)
+                body.applyWrench(wrench.force, torque)
+                pushed = wrench.target
+            except Exception as error:          # noqa: BLE001 (never out of a hook)
+                self._logger.error(f"apply_wrench on {wrench.target!r} stopped: {error}")
+                self._active.remove(wrench)
+        # SimpleSimulator leaves the engine's external forces of the last hook push in place
+        # through later simulate() calls in which no hook pushes: a zero wrench clears them
+        if pushed is None and self._forced is not None and self._forced.getID() >= 0:
+            try:
+                self._sim.body(self._forced).applyWrench(np.zeros(3), np.zeros(3))
+            except Exception as error:          # noqa: BLE001 (never out of a hook)
+                self._logger.error(f"apply_wrench: clearing the last wrench failed: {error}")
+        self._forced = pushed
+
+
+class SimulationServices:
+    """The services and the action of one SimNode (module docstring)."""
+
+    def __init__(self, node):
+        self.node = node
+        self.sim = node.sim
+        self.logger = node.get_logger()
+        self.states = StateStore()
+        self.wrenches = WrenchSchedule(node.sim, self.logger)
+        self._changing = threading.Lock()   # spawn, delete, reset, stop, restore: one at a time
+        self._spawned: list = []            # entities spawned at run time
+        self._initial = [(e, _model_snapshot(e)) for e in all_entities(node.sim.getWorld())]
+        self._deleted: list = []            # entities of the world's own deleted at run time
+        self._stopped = False
+        standard = [
+            (GetEntities, "get_entities", self._get_entities),
+            (GetEntityState, "get_entity_state", self._get_entity_state),
+            (GetEntitiesStates, "get_entities_states", self._get_entities_states),
+            (SetEntityState, "set_entity_state", self._set_entity_state),
+            (SpawnEntity, "spawn_entity", self._spawn_entity),
+            (DeleteEntity, "delete_entity", self._delete_entity),
+            (ResetSimulation, "reset_simulation", self._reset_simulation),
+            (GetSimulationState, "get_simulation_state", self._get_simulation_state),
+            (SetSimulationState, "set_simulation_state", self._set_simulation_state),
+            (StepSimulation, "step_simulation", self._step_simulation)]
+        own = [
+            (SetRealTimeFactor, "set_real_time_factor", self._set_real_time_factor),
+            (SaveState, "save_state", self._save_state),
+            (RestoreState, "restore_state", self._restore_state),
+            (ApplyWrench, "apply_wrench", self._apply_wrench),
+            (SetSurface, "set_surface", self._set_surface),
+            (SetPadding, "set_padding", self._set_padding)]
+        group = node.services_group
+        for srv_type, name, work in standard:
+            node.create_service(srv_type, f"~/{name}", self._standard(name, work),
+                                callback_group=group)
+        for srv_type, name, work in own:
+            node.create_service(srv_type, f"~/{name}", self._own(name, work),
+                                callback_group=group)
+        for srv_type, name, answer in (   # (these cannot fail)
+                (GetSimulatorFeatures, "get_simulator_features", self._get_simulator_features),
+                (GetRealTimeFactor, "get_real_time_factor", self._get_real_time_factor)):
+            node.create_service(srv_type, f"~/{name}", answer, callback_group=group)
+        self.simulate_steps = ActionServer(
+            node, SimulateSteps, "~/simulate_steps", self._simulate_steps,
+            callback_group=group, cancel_callback=lambda request: CancelResponse.ACCEPT,
+            feedback_pub_qos_profile=FEEDBACK_QOS)
+
+    # -- callback wrappers -------------------------------------------------------------------
+    def _unexpected(self, name: str, error: Exception) -> str:
+        self.logger.error(f"~/{name}: unexpected error:\n{traceback.format_exc()}")
+        return f"unexpected error: {type(error).__name__}: {error}"
+
+    def _standard(self, name: str, work):
+        """A simulation_interfaces callback: work(request, response) fills the response (its
+        result OK); a RequestError becomes its result, anything else OPERATION_FAILED."""
+        def callback(request, response):
+            try:
+                work(request, response)
+                response.result.result = Result.OK
+            except RequestError as error:
+                response = type(response)()
+                response.result = Result(result=error.code, error_message=error.message)
+            except Exception as error:          # noqa: BLE001 (the node must go on)
+                response = type(response)()
+                response.result = Result(result=Result.OPERATION_FAILED,
+                                         error_message=self._unexpected(name, error))
+            return response
+        return callback
+
+    def _own(self, name: str, work):
+        """One of our services: work(request, response) fills the response (success true);
+        an error makes success false with its message."""
+        def callback(request, response):
+            try:
+                work(request, response)
+                response.success = True
+            except (RequestError, StateStoreError) as error:
+                response = type(response)(success=False, message=str(error))
+            except Exception as error:          # noqa: BLE001 (the node must go on)
+                response = type(response)(success=False,
+                                          message=self._unexpected(name, error))
+            return response
+        return callback
+
+    def _in_sim(self, work):
+        return self.node.run_in_sim(work)
+
+    def _time_jumped(self):
+        # the node paces sim time against wall time from an anchor: start a new one
+        self.node.set_real_time_factor(self.node.real_time_factor)
+
+    # -- features and entities ---------------------------------------------------------------
+    def _get_simulator_features(self, request, response):
+        response.features.features = list(FEATURES)
+        response.features.spawn_formats = list(SPAWN_FORMATS)
+        response.features.custom_info = CUSTOM_INFO
+        return response
+
+    def _get_entities(self, request, response):
+        response.entities = self._in_sim(
+            lambda: [e.getName() for e in select(self.sim.getWorld(), request.filters)])
+
+    def _get_entity_state(self, request, response):
+        response.state = self._in_sim(
+            lambda: entity_state(self.sim, find_entity(self.sim.getWorld(), request.entity)))
+
+    def _get_entities_states(self, request, response):
+        def work():
+            found = select(self.sim.getWorld(), request.filters)
+            return [e.getName() for e in found], [entity_state(self.sim, e) for e in found]
+        response.entities, response.states = self._in_sim(work)
+
+    def _set_entity_state(self, request, response):
+        state = request.state
+        pose = twist = None
+        if request.set_pose:
+            pose = pose_from_msg(state.pose, state.header.frame_id,
+                                 SetEntityState.Response.INVALID_POSE, "state.pose")
+        if request.set_twist:
+            check_frame(state.header.frame_id, Result.OPERATION_FAILED, "state.twist")
+            twist = twist_from_msg(state.twist, "state.twist")
+        acceleration = finite([state.acceleration.linear.x, state.acceleration.linear.y,
+                               state.acceleration.linear.z, state.acceleration.angular.x,
+                               state.acceleration.angular.y, state.acceleration.angular.z],
+                              "state.acceleration") if request.set_acceleration else None
+        moving = ((twist is not None and (np.any(twist[0]) or np.any(twist[1])))
+                  or (acceleration is not None and np.any(acceleration)))
+
+        def work():
+            entity = find_entity(self.sim.getWorld(), request.entity)
+            reason = static_reason(entity)
+            if reason is not None:
+                if pose is not None or moving:
+                    raise RequestError(Result.OPERATION_FAILED, f"{reason}: it cannot be "
+                                       f"moved or given a velocity or acceleration")
+                return
+            if pose is not None or twist is not None:
+                set_entity_state(self.sim, entity, pose, twist)
+        self._in_sim(work)
+        if acceleration is not None:
+            response.result.error_message = "acceleration ignored: it cannot be set"
+
+    def _spawn_entity(self, request, response):
+        pose = pose_from_msg(request.initial_pose.pose, request.initial_pose.header.frame_id,
+                             SpawnEntity.Response.INVALID_POSE, "initial_pose")
+        urdf = parse_spawnable(spawn_source(request.entity_resource))
+        with self._changing:        # the world's entities change only under this lock
+            world = self.sim.getWorld()
+            name = spawn_name({e.getName() for e in all_entities(world)}, request.name,
+                              urdf.name, request.allow_renaming)
+            namespace = ("" if is_rigid_object(urdf)
+                         else spawn_namespace(world, request.entity_namespace, name))
+            entity = build_spawned(world, urdf, name, namespace, *pose)
+
+            def work():
+                self.sim.addEntity(entity)
+                self.node.world_changed()
+            self._in_sim(work)
+            self._spawned.append(entity)
+        response.entity_name = name
+
+    def _delete_entity(self, request, response):
+        with self._changing:
+            def work():
+                entity = find_entity(self.sim.getWorld(), request.entity)
+                self.sim.removeEntity(entity)
+                self.node.world_changed()
+                return entity
+            entity = self._in_sim(work)
+            if _contains(self._spawned, entity):
+                self._spawned = [e for e in self._spawned if e is not entity]
+            else:
+                self._deleted.append(entity)
+
+    # -- reset and run state -----------------------------------------------------------------
+    def _reset_simulation(self, request, response):
+        scope = request.scope or Scope.SCOPE_ALL
+        if scope != Scope.SCOPE_ALL and scope & ~RESET_SCOPES:
+            raise RequestError(Result.FEATURE_UNSUPPORTED, f"scope {scope} has unknown bits; "
+                               f"valid: SCOPE_TIME ({Scope.SCOPE_TIME}), SCOPE_STATE "
+                               f"({Scope.SCOPE_STATE}), SCOPE_SPAWNED ({Scope.SCOPE_SPAWNED}) "
+                               f"and their sums, SCOPE_ALL ({Scope.SCOPE_ALL}), SCOPE_DEFAULT "
+                               f"(0)")
+        with self._changing:
+            self._in_sim(lambda: self._reset(scope))
+            self._time_jumped()
+
+    def _reset(self, scope: int):
+        # on the simulation thread (module docstring: reset scopes)
+        sim = self.sim
+        if scope & Scope.SCOPE_SPAWNED:
+            for entity in reversed(self._spawned):
+                sim.removeEntity(entity)
+            self._spawned = []
+            for entity, snapshot in self._initial:
+                if _contains(self._deleted, entity):
+                    _restore_model(entity, snapshot)
+                    sim.addEntity(entity)
+            self._deleted = []
+        if scope & Scope.SCOPE_STATE and scope & Scope.SCOPE_TIME:
+            sim.reset()
+        elif scope & Scope.SCOPE_STATE:
+            t = sim.getTime()
+            sim.reset()
+            sim.setTime(t)
+        elif scope & Scope.SCOPE_TIME:
+            self._reset_time()
+        if scope & (Scope.SCOPE_TIME | Scope.SCOPE_STATE):
+            self.wrenches.clear()
+        self.node.world_changed()
+
+    def _reset_time(self):
+        # time 0, controllers and plugins restarted; poses and velocities kept, robots holding
+        # their configuration
+        sim, world = self.sim, self.sim.getWorld()
+        robots = [(world.robot(r), sim.getActualConfig(r), sim.getActualVelocity(r))
+                  for r in range(world.numRobots())]
+        objects = [(obj, body.getObjectTransform(), body.getVelocity())
+                   for obj, body in ((world.rigidObject(i), sim.body(world.rigidObject(i)))
+                                     for i in range(world.numRigidObjects()))]
+        sim.reset()
+        for robot, q, v in robots:
+            sim.setActualConfig(robot, q)
+            sim.setActualVelocity(robot, v)
+            sim.controller(robot).setPIDCommand(q)
+        for obj, transform, velocity in objects:
+            body = sim.body(obj)
+            body.setObjectTransform(*transform)
+            body.setVelocity(*velocity)
+
+    def _run_state(self) -> int:
+        if not self.node.paused:
+            return SimulationState.STATE_PLAYING
+        return SimulationState.STATE_STOPPED if self._stopped else SimulationState.STATE_PAUSED
+
+    def _get_simulation_state(self, request, response):
+        response.state.state = self._run_state()
+
+    def _set_simulation_state(self, request, response):
+        target, current = request.state.state, self._run_state()
+        if target not in STATE_NAMES:
+            if target == SimulationState.STATE_QUITTING:
+                raise RequestError(Result.FEATURE_UNSUPPORTED, "quitting is not supported "
+                                   "through set_simulation_state: stop the node (SIGINT)")
+            raise RequestError(SetSimulationState.Response.INCORRECT_TRANSITION, f"state "
+                               f"{target} cannot be requested; valid: " + ", ".join(
+                                   f"{n} ({v})" for v, n in STATE_NAMES.items()))
+        if target == current:
+            raise RequestError(SetSimulationState.Response.ALREADY_IN_TARGET_STATE,
+                               f"the simulation is already {STATE_NAMES[target]}")
+        if target == SimulationState.STATE_PLAYING:
+            self._stopped = False
+            self.node.paused = False
+        elif target == SimulationState.STATE_PAUSED:
+            if current == SimulationState.STATE_STOPPED:
+                self._stopped = False
+            else:       # paused between two steps: no step follows the answer
+                self._in_sim(lambda: setattr(self.node, "paused", True))
+        else:
+            with self._changing:
+                def stop():
+                    self.node.paused = True
+                    self._reset(Scope.SCOPE_TIME | Scope.SCOPE_STATE)
+                self._in_sim(stop)
+                self._stopped = True
+                self._time_jumped()
+
+    # -- stepping ----------------------------------------------------------------------------
+    def _check_steps(self, steps: int, what: str):
+        # on the simulation thread
+        if steps < 1:
+            raise RequestError(Result.OPERATION_FAILED, f"{what}: steps must be >= 1, got "
+                               f"{steps}")
+        if not self.node.paused:
+            raise RequestError(Result.OPERATION_FAILED, f"{what} needs a paused simulation; it "
+                               f"is playing (pause it with ~/set_simulation_state)")
+        self._stopped = False
+
+    def _step_simulation(self, request, response):
+        def work():
+            self._check_steps(request.steps, "step_simulation")
+            self.node.request_steps(request.steps)
+        self._in_sim(work)
+
+    def _simulate_steps(self, goal_handle):
+        steps = goal_handle.request.steps
+        result, feedback = SimulateSteps.Result(), SimulateSteps.Feedback()
+
+        def on_step(done: int):
+            feedback.completed_steps, feedback.remaining_steps = done, steps - done
+            goal_handle.publish_feedback(feedback)
+            if done < steps and goal_handle.is_cancel_requested:
+                raise _Cancelled(done)
+
+        def work():
+            self._check_steps(steps, "simulate_steps")
+            if goal_handle.is_cancel_requested:
+                raise _Cancelled(0)
+            self.node.request_steps(steps, on_step)
+        try:
+            self._in_sim(work)
+        except _Cancelled as cancelled:
+            goal_handle.canceled()
+            result.result = Result(result=Result.OK, error_message=(
+                f"canceled after {cancelled.done} of {steps} steps"))
+            return result
+        except RequestError as error:
+            goal_handle.abort()
+            result.result = Result(result=error.code, error_message=error.message)
+            return result
+        except Exception as error:              # noqa: BLE001 (the node must go on)
+            goal_handle.abort()
+            result.result = Result(result=Result.OPERATION_FAILED,
+                                   error_message=self._unexpected("simulate_steps", error))
+            return result
+        goal_handle.succeed()
+        result.result = Result(result=Result.OK)
+        return result
+
+    # -- our own services --------------------------------------------------------------------
+    def _set_real_time_factor(self, request, response):
         factor = request.real_time_factor
         if not (math.isfinite(factor) and factor >= 0.0):
-            response.success = False
-            response.message = f"real_time_factor must be a finite number >= 0, got {factor}"
-            return response
-        node.set_real_time_factor(factor)
-        response.success, response.message = True, ""
+            raise RequestError(Result.OPERATION_FAILED, f"real_time_factor must be a finite "
+                               f"number >= 0 (0: as fast as possible), got {factor}")
+        self.node.set_real_time_factor(factor)
+
+    def _get_real_time_factor(self, request, response):
+        response.target_real_time_factor = float(self.node.real_time_factor)
+        response.measured_real_time_factor = float(self.node.measured_real_time_factor())
         return response
 
-    def get_rtf(request, response):
-        response.target_real_time_factor = float(node.real_time_factor)
-        response.measured_real_time_factor = float(node.measured_real_time_factor())
-        return response
+    def _save_state(self, request, response):
+        state, t = self._in_sim(lambda: (self.sim.getState(), self.sim.getTime()))
+        self.states.save(state, request.id, request.path)
+        response.sim_time, response.size = t, len(state)
 
-    node.create_service(SetRealTimeFactor, "~/set_real_time_factor", set_rtf,
-                        callback_group=group)
-    node.create_service(GetRealTimeFactor, "~/get_real_time_factor", get_rtf,
-                        callback_group=group)
+    def _restore_state(self, request, response):
+        state = self.states.load(request.id, request.path)
+        with self._changing:
+            def work():
+                try:
+                    self.sim.setState(state)
+                except ValueError as error:     # another world's state: nothing changed
+                    raise RequestError(Result.OPERATION_FAILED, str(error)) from None
+                self.wrenches.clear()
+                self.node.world_changed()
+                return self.sim.getTime()
+            response.sim_time = self._in_sim(work)
+            self._stopped = False
+            self._time_jumped()
+
+    def _apply_wrench(self, request, response):
+        w = request.wrench
+        force = finite([w.force.x, w.force.y, w.force.z], "wrench.force")
+        torque = finite([w.torque.x, w.torque.y, w.torque.z], "wrench.torque")
+        point = (finite([request.point.x, request.point.y, request.point.z], "point")
+                 if request.use_point else None)
+        duration = positive_duration(request.duration, "duration")
+
+        def work():
+            [target] = target_links(self.sim.getWorld(), request.entity, request.link,
+                                    all_links=False)
+            if isinstance(target, TerrainModel):
+                raise RequestError(Result.OPERATION_FAILED, f"'{request.entity}' is a terrain: "
+                                   f"it is static, forces have no effect on it")
+            [body] = simulated_bodies(self.sim, [target])
+            if not body.isDynamicsEnabled():
+                raise RequestError(Result.OPERATION_FAILED, f"{body!r} is static (fixed to the "
+                                   f"world or kinematic): forces have no effect on it")
+            t = self.sim.getTime()
+            self.wrenches.add(_Wrench(target, force, torque, point, t + duration))
+            return t
+        response.start_time = self._in_sim(work)
+
+    def _set_surface(self, request, response):
+        try:
+            surface = SurfaceParameters(kRestitution=request.k_restitution,
+                                        kFriction=request.k_friction,
+                                        kStiffness=request.k_stiffness,
+                                        kDamping=request.k_damping)
+        except ValueError as error:
+            raise RequestError(Result.OPERATION_FAILED, f"surface: {error}") from None
+
+        def work():
+            targets = target_links(self.sim.getWorld(), request.entity, request.link,
+                                   all_links=True)
+            for body in simulated_bodies(self.sim, targets):
+                body.setSurface(surface)
+        self._in_sim(work)
+
+    def _set_padding(self, request, response):
+        padding = request.padding
+        if not (math.isfinite(padding) and padding >= 0.0):
+            raise RequestError(Result.OPERATION_FAILED, f"padding must be a finite length >= 0 "
+                               f"[m], got {padding}")
+
+        def work():
+            targets = target_links(self.sim.getWorld(), request.entity, request.link,
+                                   all_links=True)
+            for body in simulated_bodies(self.sim, targets):
+                body.setCollisionPadding(padding)
+        self._in_sim(work)

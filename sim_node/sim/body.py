@@ -244,7 +244,8 @@ class SimBody:
 
     def _add(self, force, torque):
         if not (self._is_object() or self._kind == _ROBOT):
-            raise ValueError(f"{self!r} is a terrain: forces on it have no effect")
+            raise ValueError(f"{self!r} is static (a terrain or a robot link fixed to the world): "
+                             f"forces on it have no effect")
         self._sim._add_wrench(self._id, np.concatenate([force, torque]))
 
     def _apply_wrench(self, wrench):

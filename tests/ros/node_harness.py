@@ -153,3 +153,55 @@ class Client:
         self.context.try_shutdown()
         self._thread.join(timeout=5)
         self.node.destroy_node()
+
+
+# -- shared by the node tests -----------------------------------------------------------------
+NO_PLUGINS = [""]                   # default_plugins: none (ROS has no empty string list)
+# High-rate topics: a deep reader queue, so that a busy test process loses no message.
+DEEP = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def ns(stamp) -> int:
+    """A builtin_interfaces Time in nanoseconds."""
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+def received(client: "Client", topic: str, since: float = 0.0) -> list:
+    """(wall receive time [s, monotonic], message) of `topic` received at or after `since`."""
+    return [(wall, m) for wall, m in list(client.received.get(topic, [])) if wall >= since]
+
+
+def _parameter_value(value):
+    from rcl_interfaces.msg import ParameterType, ParameterValue
+
+    if isinstance(value, float):
+        return ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
+    return ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=value)
+
+
+def set_parameter(client: "Client", name: str, value):
+    """SetParameters on /sim (what `ros2 param set /sim name value` sends): the result."""
+    from rcl_interfaces.msg import Parameter
+    from rcl_interfaces.srv import SetParameters
+
+    request = SetParameters.Request(parameters=[Parameter(name=name,
+                                                          value=_parameter_value(value))])
+    [result] = client.call(SetParameters, "/sim/set_parameters", request).results
+    return result
+
+
+def get_parameter(client: "Client", name: str):
+    from rcl_interfaces.srv import GetParameters
+    from rclpy.parameter import parameter_value_to_python
+
+    [value] = client.call(GetParameters, "/sim/get_parameters",
+                          GetParameters.Request(names=[name])).values
+    return parameter_value_to_python(value)
+
+
+def start_node(tmp_path_factory, name: str, params: dict):
+    """A node process with these parameters on a fresh domain, its log in a temporary
+    directory, and a client on that domain."""
+    domain = next_domain()
+    log = tmp_path_factory.mktemp(name) / "node.log"
+    return NodeProcess(domain, params, log_path=log), Client(domain)

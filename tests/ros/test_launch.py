@@ -1,0 +1,251 @@
+"""launch/sim.launch.py: its arguments are the node's parameters with the node's defaults, it
+starts the executable the package installs, and (where launch_ros and an installed sim_node
+exist, i.e. a colcon workspace) it launches a node that runs.
+
+launch / launch_ros are not on PyPI: without them the file is read as source (ast), which is
+how the checks below catch a misspelt parameter, a wrong default or an executable that is not
+installed before a ROS user does.
+"""
+import ast
+import configparser
+import importlib.util
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+import rclpy
+from rclpy.parameter import Parameter
+
+from node_harness import Client, NodeProcess, REPO, next_domain, ros_env
+
+LAUNCH_FILE = REPO / "launch" / "sim.launch.py"
+PENDULUM_WORLD = REPO / "data" / "worlds" / "pendulum.yaml"
+DOCUMENTED_ARGUMENTS = {"world", "real_time_factor", "physics_dt", "lockstep", "record",
+                        "use_sim_time"}
+TYPES = {"str": str, "float": float, "bool": bool}
+
+
+def _source_tree() -> ast.Module:
+    return ast.parse(LAUNCH_FILE.read_text(), filename=str(LAUNCH_FILE))
+
+
+def _node_arguments(tree) -> dict:
+    """NODE_ARGUMENTS of the launch file: name -> (type, default text, description)."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets] == ["NODE_ARGUMENTS"]:
+            table = {}
+            for key, value in zip(node.value.keys, node.value.values):
+                value_type, default, description = value.elts
+                table[key.value] = (TYPES[value_type.id], default.value, description.value)
+            return table
+    raise AssertionError("launch/sim.launch.py has no NODE_ARGUMENTS table")
+
+
+def _calls(tree, name: str) -> list:
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name) and node.func.id == name]
+
+
+def _keywords(call) -> dict:
+    return {k.arg: k.value for k in call.keywords}
+
+
+def _declared_arguments(tree) -> set:
+    """Names of DeclareLaunchArgument calls: literal ones and the NODE_ARGUMENTS loop."""
+    names = set()
+    for call in _calls(tree, "DeclareLaunchArgument"):
+        first = call.args[0]
+        if isinstance(first, ast.Constant):
+            names.add(first.value)
+        elif isinstance(first, ast.Name) and first.id == "name":
+            names |= set(_node_arguments(tree))
+    return names
+
+
+def _convert(text: str, value_type: type):
+    """A launch argument's text as launch_ros converts it for value_type (yaml booleans)."""
+    if value_type is bool:
+        return {"true": True, "false": False}[text.lower()]
+    return value_type(text)
+
+
+@pytest.fixture(scope="module")
+def node_parameters():
+    """The parameters SimNode declares with their defaults, from a node built in this process
+    (pendulum world, no plugins; no simulation thread, no executor), alone on this machine."""
+    from sim_node.model.world import WorldModel
+    from sim_node.ros.node import SimNode
+
+    domain = next_domain()
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in ros_env(domain).items():
+            patch.setenv(name, value)
+        context = rclpy.Context()
+        rclpy.init(context=context, domain_id=domain)
+        world = WorldModel()
+        world.readFile(PENDULUM_WORLD)
+        node = SimNode(world=world, context=context,
+                       parameter_overrides=[Parameter("default_plugins", value=[""])])
+        try:
+            yield {name: parameter.value
+                   for name, parameter in node.get_parameters_by_prefix("").items()}
+        finally:
+            node.stop()
+            node.destroy_node()
+            context.try_shutdown()
+
+
+def test_launch_file_declares_the_documented_arguments():
+    tree = _source_tree()
+    assert _declared_arguments(tree) == DOCUMENTED_ARGUMENTS
+    documentation = ast.get_docstring(tree) + (REPO / "launch" / "README.md").read_text()
+    for name in DOCUMENTED_ARGUMENTS:
+        assert re.search(rf"\b{name}\b", documentation), f"argument {name} is not documented"
+
+
+def test_every_node_argument_is_a_node_parameter_with_the_nodes_default(node_parameters):
+    """Launching without arguments runs the node as `sim_node` without parameters does."""
+    for name, (value_type, default, _) in _node_arguments(_source_tree()).items():
+        assert name in node_parameters, f"the node declares no parameter '{name}'"
+        node_default = node_parameters[name]
+        assert type(node_default) is value_type, (name, node_default)
+        assert _convert(default, value_type) == node_default, (name, default, node_default)
+    assert "use_sim_time" in node_parameters        # every rclpy node has it
+
+
+def test_launch_node_is_the_installed_executable_named_sim():
+    tree = _source_tree()
+    [node] = _calls(tree, "Node")
+    keywords = {k: v.value for k, v in _keywords(node).items() if isinstance(v, ast.Constant)}
+    assert keywords["name"] == "sim"
+    # the ROS package (package.xml, CMake project) and its console script
+    package_xml = ElementTree.parse(REPO / "package.xml").getroot()
+    assert keywords["package"] == package_xml.findtext("name") == "sim_node"
+    cmake = (REPO / "CMakeLists.txt").read_text()
+    assert re.search(rf"^project\({keywords['package']}\)", cmake, re.M)
+    setup = configparser.ConfigParser()
+    setup.read(REPO / "setup.cfg")
+    scripts = dict((part.strip() for part in line.split("=", 1)) for line in
+                   setup["options.entry_points"]["console_scripts"].strip().splitlines())
+    module, function = scripts[keywords["executable"]].split(":")
+    assert callable(getattr(importlib.import_module(module), function))
+    # `ros2 run/launch` look in lib/<package>; the launch directory is installed to share/
+    assert 'SCRIPTS_DESTINATION "lib/${PROJECT_NAME}"' in cmake
+    assert re.search(r"foreach\(_dir [^)]*\blaunch\b[^)]*\)", cmake)
+    assert 'DESTINATION "share/${PROJECT_NAME}"' in cmake
+
+
+def test_simulation_node_stays_off_sim_time_and_the_rest_follow_the_argument():
+    tree = _source_tree()
+    [set_parameter] = _calls(tree, "SetParameter")
+    keywords = _keywords(set_parameter)
+    assert keywords["name"].value == "use_sim_time"
+    assert _calls(keywords["value"], "LaunchConfiguration")[0].args[0].value == "use_sim_time"
+    [node] = _calls(tree, "Node")
+    overrides = [ast.literal_eval(d) for d in ast.walk(_keywords(node)["parameters"])
+                 if isinstance(d, ast.Dict) and all(isinstance(k, ast.Constant) for k in d.keys)]
+    assert {"use_sim_time": False} in overrides
+    # the override must come after the launch-wide value: launch_ros passes global parameters
+    # first and the node's own after them, and the last one wins
+    description = next(n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                       and isinstance(n.func, ast.Name) and n.func.id == "LaunchDescription")
+    order = [e.id if isinstance(e, ast.Name) else getattr(e, "func", None) and e.func.id
+             for e in description.args[0].elts if not isinstance(e, ast.Starred)]
+    assert order == ["SetParameter", "simulation"]
+
+
+# -- with launch_ros (a ROS 2 install) ------------------------------------------------------
+def _load_launch_module():
+    spec = importlib.util.spec_from_file_location("sim_launch", LAUNCH_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_launch_description_evaluates_with_launch_ros():
+    launch = pytest.importorskip("launch")
+    pytest.importorskip("launch_ros")
+    from launch.utilities import perform_substitutions
+
+    description = _load_launch_module().generate_launch_description()
+    context = launch.LaunchContext()
+    defaults = {argument.name: perform_substitutions(context, argument.default_value)
+                for argument in description.get_launch_arguments()}
+    assert set(defaults) == DOCUMENTED_ARGUMENTS
+    assert defaults["use_sim_time"] == "true"
+    for name, (_, default, _) in _load_launch_module().NODE_ARGUMENTS.items():
+        assert defaults[name] == default
+
+
+LAUNCHER = """
+import sys
+from launch import LaunchDescription, LaunchService
+from launch.actions import IncludeLaunchDescription, OpaqueFunction
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+
+
+def report(context):
+    # what a node launched after the include gets as launch-wide parameters
+    print("ros_params after the include:", context.launch_configurations.get("ros_params"),
+          flush=True)
+
+
+arguments = [tuple(a.split(":=", 1)) for a in sys.argv[2:]]
+service = LaunchService()
+service.include_launch_description(LaunchDescription([
+    IncludeLaunchDescription(PythonLaunchDescriptionSource(sys.argv[1]),
+                             launch_arguments=arguments),
+    OpaqueFunction(function=report),
+]))
+sys.exit(service.run())
+"""
+
+
+class LaunchProcess(NodeProcess):
+    """`sim.launch.py` under a LaunchService, in its own process group (stopped like a node:
+    SIGINT to the group, so the launcher takes the node down with it)."""
+
+    def __init__(self, domain: int, arguments: dict, log_path: Path):
+        self.log_path = log_path
+        self._log = open(log_path, "w")
+        command = [sys.executable, "-c", LAUNCHER, str(LAUNCH_FILE),
+                   *(f"{k}:={v}" for k, v in arguments.items())]
+        self.process = subprocess.Popen(command, env=ros_env(domain), stdout=self._log,
+                                        stderr=subprocess.STDOUT, start_new_session=True,
+                                        cwd=REPO)
+
+
+def test_launched_node_runs_with_the_arguments_on_its_own_clock(tmp_path):
+    pytest.importorskip("launch")
+    pytest.importorskip("launch_ros")
+    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+    from rcl_interfaces.srv import GetParameters
+    from rclpy.parameter import parameter_value_to_python
+    from rosgraph_msgs.msg import Clock
+
+    try:
+        prefix = Path(get_package_prefix("sim_node"))
+    except PackageNotFoundError:
+        pytest.skip("sim_node is not installed in an ament prefix (colcon build) here")
+    if not (prefix / "lib" / "sim_node" / "sim_node").is_file():
+        pytest.skip(f"{prefix} has no lib/sim_node/sim_node (an interfaces-only install)")
+    domain = next_domain()
+    launched = LaunchProcess(domain, {"world": PENDULUM_WORLD, "real_time_factor": "0"},
+                             tmp_path / "launch.log")
+    client = Client(domain)
+    try:
+        client.subscribe(Clock, "/clock")
+        client.wait_for("/clock", 10, timeout=60)
+        names = ["world", "real_time_factor", "lockstep", "use_sim_time"]
+        values = client.call(GetParameters, "/sim/get_parameters",
+                             GetParameters.Request(names=names)).values
+        got = {name: parameter_value_to_python(value) for name, value in zip(names, values)}
+        assert got == {"world": str(PENDULUM_WORLD), "real_time_factor": 0.0,
+                       "lockstep": False, "use_sim_time": False}
+        assert "ros_params after the include: {'use_sim_time': True}" in launched.log()
+    finally:
+        client.close()
+        launched.stop()
