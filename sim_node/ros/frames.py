@@ -90,11 +90,8 @@ class WorldFrames:
         """The moving frames at sim time t, serialized (tf2_msgs/TFMessage)."""
         block, row = self._block, 0
         if self._objects:
-            R, p = self.sim.getRigidObjectTransforms()
-            n = len(self._objects)
-            relative_poses(R, p, np.arange(n, dtype=np.intp), np.full(n, -1, dtype=np.intp),
-                           block[:n])
-            row = n
+            row = len(self._objects)
+            block[:row] = self.sim.getRigidObjectPoses()
         for frames in self._moving_robots:
             n = len(frames.links)
             block[row:row + n] = frames.poses(self.sim)

@@ -97,6 +97,9 @@ class SimNode(Node):
     def __init__(self, node_name: str = "sim", *, world: WorldModel | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self._declare_parameters()
+        # read every step: kept here, updated by _on_parameters (get_parameter costs µs)
+        self._clock_decimation = self._param("clock_decimation")
+        self._tf_rate = self._param("tf_rate")
         self.world = world if world is not None else self._load_world()
         self.services_group = ReentrantCallbackGroup()
         self.lockstep = Lockstep(self, self._param("lockstep"), self._param("lockstep_topics"),
@@ -202,6 +205,15 @@ class SimNode(Node):
                 return SetParametersResult(successful=False,
                                            reason=f"{p.name} must be a rate >= 0 [Hz], got "
                                                   f"{p.value!r}")
+        for p in parameters:        # all valid: the cached ones take effect from the next step
+            if p.name == "clock_decimation":
+                self._clock_decimation = p.value
+            elif p.name == "tf_rate":
+                self._tf_rate = float(p.value)
+            elif p.name == "contacts_rate" and hasattr(self, "contacts"):
+                self.contacts.rate = float(p.value)
+            elif p.name == "status_rate" and hasattr(self, "status"):
+                self.status.rate = float(p.value)
         return SetParametersResult(successful=True)
 
     def _load_world(self) -> WorldModel:
@@ -289,6 +301,7 @@ class SimNode(Node):
                 except queue.Empty:
                     pass
                 self._pacer = _Pacer(self._pacer.factor)
+                self.status.after_step()        # ~/status goes on while paused
                 continue
             self.lockstep.wait(self.step_count)
             try:
@@ -321,11 +334,11 @@ class SimNode(Node):
         """One physics step with everything published around it."""
         sim = self.sim
         t = sim.getTime()
-        if self.step_count % self._param("clock_decimation") == 0:
+        if self.step_count % self._clock_decimation == 0:
             self._clock_pub.publish(self._clock_cdr.encode(t))
         if t + 1e-12 >= self._tf_next:
             self._tf_pub.publish(self.frames.moving(t))
-            rate = self._param("tf_rate")
+            rate = self._tf_rate
             self._tf_next = t + 1.0 / rate if rate > 0 else 0.0
         self.lockstep.mark(self.step_count)
         sim.simulate(self.physics_dt)

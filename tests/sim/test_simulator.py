@@ -352,3 +352,37 @@ def test_entities_added_and_removed_while_running_keep_everything_else_going(tmp
         sim.removeEntity(box)
     with pytest.raises(ValueError, match="already has an entity named 'pendulum'"):
         sim.addEntity(world.robot(0))
+
+
+def test_rigid_object_poses_are_the_object_transforms_as_quaternions(tmp_path):
+    # an object whose centre of mass is off its frame's origin, tumbling: the pose rows
+    # (position, quaternion x y z w) agree with getRigidObjectTransforms (transforms3d's
+    # mat2quat as the reference conversion)
+    from transforms3d.quaternions import mat2quat
+
+    (tmp_path / "tumbler.urdf").write_text("""<robot name="tumbler"><link name="body">
+  <inertial><origin xyz="0.05 -0.02 0.03"/><mass value="1.0"/>
+    <inertia ixx="0.01" iyy="0.02" izz="0.015" ixy="0" ixz="0" iyz="0"/></inertial>
+  <collision><geometry><box size="0.1 0.2 0.15"/></geometry></collision></link></robot>""")
+    world = world_from_yaml(ground(friction=0.5, restitution=0.0) + """rigid_objects:
+  - name: tumbler
+    urdf: tumbler.urdf
+    pose: {position: [0, 0, 0.4], orientation: [0.3, -0.2, 0.1, 0.927]}
+  - name: ball
+    geometry: {sphere: 0.05}
+    mass: 0.1
+    pose: {position: [1, 0, 0.3]}
+""", tmp_path)
+    sim = sim_node.Simulator(world)
+    sim.body(world.rigidObject(0)).setVelocity([3.0, -1.0, 2.0], [0.5, 0.0, 1.0])
+    for _ in range(3):
+        sim.simulate(0.1)
+        poses = sim.getRigidObjectPoses()
+        R, t = sim.getRigidObjectTransforms()
+        assert poses.shape == (2, 7)
+        for i in range(2):
+            w, x, y, z = mat2quat(R[i])
+            q = np.array([x, y, z, w]) * np.sign(np.dot([x, y, z, w], poses[i, 3:]))
+            assert np.allclose(poses[i, :3], t[i], rtol=0, atol=1e-12)
+            assert np.allclose(poses[i, 3:], q, rtol=0, atol=1e-12)
+    assert abs(sim.getRigidObjectPoses()[0, 2] - 0.4) > 0.05       # it moved
