@@ -1,15 +1,18 @@
 """Command line.
 
     sim_node [--ros-args ...]           the simulation node (same as `sim_node node`)
-    sim_node demo [--world PATH] [--duration S]   headless tour of the simulator API
+    sim_node demo [...]                 the main job: the node on a world, commanded over ROS
+                                        topics by a demo controller, recorded to a bag, summed up
+                                        (sim_node/ros/demo.py)
     sim_node replay BAG [...]           replay a recorded bag (sim_node/ros/replay.py)
+    sim_node tour [--world PATH] [--duration S]   headless tour of the Simulator API, no ROS
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-SUBCOMMANDS = ("node", "demo", "replay")
+SUBCOMMANDS = ("node", "demo", "replay", "tour")
 
 
 def main(argv=None) -> int:
@@ -22,6 +25,10 @@ def main(argv=None) -> int:
         from sim_node.ros.main import run_node
 
         return run_node(["sim_node", *argv[1:]])
+    if argv[0] == "demo":
+        from sim_node.ros.demo import main as demo
+
+        return demo(argv[1:])
     if argv[0] == "replay":
         from sim_node.ros.replay import main as replay
 
@@ -29,20 +36,22 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="sim_node", description="sim_node robot simulator")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("node", help="the simulation node (ROS arguments after --ros-args)")
-    demo = commands.add_parser("demo", help="headless demo on a world file (default world if "
-                               "none given): loads it, simulates it, prints what happened")
-    demo.add_argument("--world", help="world YAML or URDF (default: the embedded default world)")
-    demo.add_argument("--duration", type=float, default=4.0, help="simulated seconds")
+    commands.add_parser("demo", help="the node on a world, commanded over topics by a demo "
+                        "controller, recorded to a bag (sim_node demo --help)")
+    commands.add_parser("replay", help="replay a recorded bag (sim_node replay --help)")
+    tour = commands.add_parser("tour", help="headless tour of the Simulator API on a world file "
+                               "(default world if none given), no ROS")
+    tour.add_argument("--world", help="world YAML or URDF (default: the embedded default world)")
+    tour.add_argument("--duration", type=float, default=4.0, help="simulated seconds")
     args = parser.parse_args(argv)
-    if args.command == "demo":
-        from sim_node.demo import run
-        from sim_node.model.errors import ModelLoadError
+    from sim_node.model.errors import ModelLoadError
+    from sim_node.tour import run
 
-        try:
-            run(args.world, args.duration)
-        except ModelLoadError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+    try:
+        run(args.world, args.duration)
+    except ModelLoadError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

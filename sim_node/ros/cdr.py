@@ -161,3 +161,49 @@ class TFMessageCDR:
             block[:, 3:] = rotations
             tpl.doubles[tpl.double_index] = block.ravel()
         return tpl.bytes()
+
+
+class ContactsCDR:
+    """sim_node/Contacts, of any number of contacts: header (stamp, frame_id), then per contact
+    the names (entity1, link1, entity2, link2) and ten doubles (position, normal, depth, force).
+
+    A contact starts 8-aligned or 4-aligned (after the count, the first; after ten doubles,
+    every other one 8-aligned): its names and the padding before its doubles are the same bytes
+    whenever the same names start at the same alignment, so they are built once per (names,
+    alignment) and reused."""
+
+    def __init__(self, frame_id: str = ""):
+        w = _Writer()
+        w.stamp()
+        w.string(frame_id)
+        self._head = bytearray(w.data)
+        self._names: dict[tuple, bytes] = {}
+
+    def _names_block(self, names: tuple, offset: int) -> bytes:
+        key = (names, offset % 8)
+        block = self._names.get(key)
+        if block is None:
+            w = _Writer()
+            w.data += b"\x00" * (offset - 4)        # the same alignment as in the message
+            for name in names:
+                w.string(name)
+            w._align(8)
+            block = self._names[key] = bytes(w.data[offset:])
+        return block
+
+    def encode(self, t: float, names, values: np.ndarray) -> bytes:
+        """names: (entity1, link1, entity2, link2) per contact; values (n, 10): position (3),
+        normal (3), depth, force (3) per contact."""
+        sec, nanosec = _sec_nanosec(t)
+        head = self._head
+        head[4:12] = int(sec).to_bytes(4, "little", signed=True) + nanosec.to_bytes(4, "little")
+        parts = [bytes(head), b"\x00" * ((-(len(head) - 4)) % 4),
+                 len(names).to_bytes(4, "little")]
+        offset = len(head) + len(parts[1]) + 4
+        rows = np.ascontiguousarray(values, dtype="<f8")
+        for i, key in enumerate(names):
+            block = self._names_block(key, offset)
+            parts.append(block)
+            parts.append(rows[i].tobytes())
+            offset += len(block) + 80
+        return b"".join(parts)

@@ -6,7 +6,8 @@ from geometry_msgs.msg import Point
 from visualization_msgs.msg import Marker, MarkerArray
 
 from sim_node.model.robot import RobotModelLink
-from sim_node.msg import Contact, Contacts
+from sim_node.msg import Contacts
+from sim_node.ros.cdr import ContactsCDR
 from sim_node.ros.frames import WORLD_FRAME
 from sim_node.ros.stamps import time_msg
 
@@ -21,6 +22,8 @@ class ContactPublisher:
         self.rate = rate
         self._next = 0.0
         self._pub = node.create_publisher(Contacts, "~/contacts", 10)
+        self._encoder = ContactsCDR(WORLD_FRAME)
+        self._name_cache: dict[int, tuple] = {}
         self._markers = (node.create_publisher(MarkerArray, "~/contact_markers", 10)
                          if markers else None)
 
@@ -36,41 +39,39 @@ class ContactPublisher:
         self._next = t + 1.0 / self.rate if self.rate > 0 else 0.0
         self.publish(t)
 
-    def message(self, t: float) -> Contacts:
+    def arrays(self):
+        """The contacts of the last step: names (entity1, link1, entity2, link2) per contact,
+        and values (n, 10): position, normal, depth, force (sim_node/Contact's numbers)."""
         c = self.node.sim.getAllContacts()
-        message = Contacts()
-        message.header.stamp = time_msg(t)
-        message.header.frame_id = WORLD_FRAME
-        names = {}
-        for i in range(len(c["depth"])):
-            contact = Contact()
-            for id_ in (c["id1"][i], c["id2"][i]):
-                if id_ not in names:
-                    names[id_] = self._names(id_)
-            contact.entity1, contact.link1 = names[c["id1"][i]]
-            contact.entity2, contact.link2 = names[c["id2"][i]]
-            contact.position.x, contact.position.y, contact.position.z = c["point"][i].tolist()
-            contact.normal.x, contact.normal.y, contact.normal.z = c["normal"][i].tolist()
-            contact.depth = float(c["depth"][i])
-            contact.force.x, contact.force.y, contact.force.z = c["force"][i].tolist()
-            message.contacts.append(contact)
-        return message
+        names = []
+        for id1, id2 in zip(c["id1"].tolist(), c["id2"].tolist()):
+            for id_ in (id1, id2):
+                if id_ not in self._name_cache:
+                    self._name_cache[id_] = self._names(id_)
+            names.append(self._name_cache[id1] + self._name_cache[id2])
+        values = np.column_stack([c["point"], c["normal"], c["depth"], c["force"]]) \
+            if names else np.zeros((0, 10))
+        return names, values
 
     def publish(self, t: float):
-        message = self.message(t)
-        self._pub.publish(message)
+        names, values = self.arrays()
+        self._pub.publish(self._encoder.encode(t, names, values))
         if self._markers is not None:
-            self._markers.publish(self._marker_array(message))
+            self._markers.publish(self._marker_array(t, values))
+
+    def world_changed(self):
+        """Entities were added or removed: world IDs name other entities."""
+        self._name_cache = {}
 
     @staticmethod
-    def _marker_array(message: Contacts) -> MarkerArray:
+    def _marker_array(t: float, values: np.ndarray) -> MarkerArray:
         markers = MarkerArray(markers=[Marker(action=Marker.DELETEALL)])
-        for i, contact in enumerate(message.contacts):
+        for i, row in enumerate(values):
             arrow = Marker()
-            arrow.header = message.header
+            arrow.header.stamp = time_msg(t)
+            arrow.header.frame_id = WORLD_FRAME
             arrow.ns, arrow.id, arrow.type = "contact_forces", i, Marker.ARROW
-            start = np.array([contact.position.x, contact.position.y, contact.position.z])
-            force = np.array([contact.force.x, contact.force.y, contact.force.z])
+            start, force = row[0:3], row[7:10]
             arrow.points = [Point(x=float(a), y=float(b), z=float(c))
                             for a, b, c in (start, start + MARKER_FORCE_SCALE * force)]
             arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.005, 0.01, 0.01

@@ -248,6 +248,8 @@ class SimNode(Node):
         """Frames and robot descriptions after the world changed (start, spawn, delete, reset):
         /tf_static and robot_description published again."""
         self.frames = WorldFrames(self.sim, self._param("tf_links"))
+        if hasattr(self, "contacts"):
+            self.contacts.world_changed()
         self._tf_next = 0.0
         self._tf_static_pub.publish(self.frames.static(self.sim.getTime()))
         for r in range(self.world.numRobots()):

@@ -1,12 +1,13 @@
-"""The README's main job (headless demo on the default world) runs and reports real motion."""
+"""`sim_node tour` (the Simulator API without ROS, headless, on the default world) runs and
+reports real motion."""
 import re
 import subprocess
 import sys
 
-from sim_node.demo import run
+from sim_node.tour import run
 
 
-def test_demo_on_default_world_moves_the_robots_and_settles_the_objects_on_the_table():
+def test_tour_on_default_world_moves_the_robots_and_settles_the_objects_on_the_table():
     lines = []
     world = run(duration=2.0, out=lines.append)
     text = "\n".join(lines)
@@ -30,14 +31,14 @@ def test_demo_on_default_world_moves_the_robots_and_settles_the_objects_on_the_t
     assert 0.15 < base_x < 0.22, text
 
 
-def test_command_line_demo_and_bad_world_error(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "sim_node", "demo", "--duration", "0.2"],
+def test_command_line_tour_and_bad_world_error(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "sim_node", "tour", "--duration", "0.2"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "Loaded" in done.stdout
     bad = tmp_path / "bad.yaml"
     bad.write_text("robots: [{name: x}]\n")
-    done = subprocess.run([sys.executable, "-m", "sim_node", "demo", "--world", str(bad)],
+    done = subprocess.run([sys.executable, "-m", "sim_node", "tour", "--world", str(bad)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert f"{bad}:1: robots[0] ('x'): missing required key 'urdf'" in done.stderr

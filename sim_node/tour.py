@@ -1,4 +1,5 @@
-"""Headless demo: load a world, simulate it with the Simulator API, and print what happened.
+"""Headless tour of the Simulator API (`sim_node tour`), no ROS: load a world, simulate it,
+and print what happened.
 
 Every robot starts under PID holding its initial configuration with the world file's gains. A
 quarter into the run the first fixed-base robot gets a milestone (a time-optimal joint motion,
@@ -20,7 +21,7 @@ from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel  # n
 from sim_node.resources import default_world  # noqa: E402
 from sim_node.sim.simulator import Simulator  # noqa: E402
 
-CONTROL_DT = 0.01      # [s] one simulate() call: the controller period of this demo
+CONTROL_DT = 0.01      # [s] one simulate() call: the controller period of this tour
 ARM_MOVE = {0: 0.5, 3: 0.3}         # joint index -> displacement [rad] of the milestone
 WHEEL_SPEED, WHEEL_TIME = 2.0, 1.0  # [rad/s], [s] of the floating-base robots' velocity command
 

@@ -1,0 +1,101 @@
+"""The README's main job, `sim_node demo` (./dev run): the node on the default world, commanded
+over topics by the demo controller, recorded, summed up. Checked end to end as a user runs it
+(a separate process, its own ROS domain), then against its bag read with rosbags: the arm went
+where the joint trajectory sent it, the objects rest on the table, the summary's numbers are
+the bag's."""
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from rosbags.highlevel import AnyReader
+
+from node_harness import REPO, next_domain, ros_env
+from sim_node.model.world import WorldModel
+from sim_node.resources import default_world
+from sim_node.ros.demo import OFFSET, TRAJECTORY_TIME, robots_of
+
+pytestmark = [pytest.mark.ros,
+              pytest.mark.filterwarnings("ignore:module 'sre_:DeprecationWarning")]
+DURATION = 3.0
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    bag = tmp_path_factory.mktemp("demo") / "bag"
+    done = subprocess.run([sys.executable, "-m", "sim_node", "demo", "--duration", str(DURATION),
+                           "--real-time-factor", "0", "--bag", str(bag)],
+                          env=ros_env(next_domain()), cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+    return done, bag
+
+
+def _messages(bag, topic):
+    with AnyReader([bag]) as reader:
+        connections = [c for c in reader.connections if c.topic == topic]
+        return [(t, reader.deserialize(raw, c.msgtype))
+                for c, t, raw in reader.messages(connections=connections)]
+
+
+def test_the_demo_runs_and_prints_its_summary(demo):
+    done, bag = demo
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "node exited with code 0" in out
+    assert re.search(r"real-time factor [0-9.]+ \(last ~/status; target 0\)", out)
+    # the bag's table: topic, type, count, rate in sim time: every 1 ms step
+    for topic in ("/arm/joint_states", "/clock", "/tf"):
+        rate = float(re.search(rf"{topic} +\S+ +\d+ +([0-9.]+)", out).group(1))
+        assert rate == pytest.approx(1000.0, rel=1e-3), topic
+    contacts = float(re.search(r"/sim/contacts +\S+ +\d+ +([0-9.]+)", out).group(1))
+    assert contacts == pytest.approx(50.0, rel=1e-3)      # contacts_rate
+    for name in ("red_box", "green_cylinder", "blue_ball", "yellow_capsule"):
+        assert re.search(rf"\b({name} - table|table - {name}): \d+", out), out
+    assert f"bag {bag}:" in out
+
+
+def test_the_bag_holds_the_run_and_the_commands(demo):
+    done, bag = demo
+    states = _messages(bag, "/arm/joint_states")
+    # every step from the first (the node runs on for a few steps after the demo's end)
+    assert len(states) >= round(DURATION * 1000)
+    stamps = [t for t, _ in states]
+    assert np.all(np.diff(stamps) == 1_000_000)
+    for t, message in states:       # bag time = the message's sim-time stamp
+        assert t == message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
+    assert len(_messages(bag, "/arm/joint_trajectory")) == 1
+    commands = _messages(bag, "/arm/position_commands")
+    assert len(commands) > 10
+
+
+def test_the_arm_reached_the_trajectory_goal_then_followed_the_sinusoids(demo):
+    done, bag = demo
+    world = WorldModel()
+    world.readFile(default_world())
+    [arm] = [r for r in robots_of(world) if r.namespace == "arm"]
+    states = _messages(bag, "/arm/joint_states")
+    start = dict(zip(states[0][1].name, states[0][1].position))
+    start = [start[name] for name in arm.joints]
+    goal = [arm.inside(j, q + arm.offset(j, OFFSET * (-1) ** j)) for j, q in enumerate(start)]
+    at_goal = [m for t, m in states if t == round((TRAJECTORY_TIME + 0.4) * 1e9)]
+    assert at_goal, "no joint state at the end of the trajectory"
+    q = dict(zip(at_goal[0].name, at_goal[0].position))
+    error = np.abs(np.array([q[name] for name in arm.joints]) - goal)
+    assert error.max() < 0.02, error
+    assert np.abs(np.array(goal) - start).max() > 0.1          # it moved there
+    # the first sinusoid command is applied after it: the joints leave the goal
+    q_end = dict(zip(states[-1][1].name, states[-1][1].position))
+    assert np.abs(np.array([q_end[name] for name in arm.joints]) - goal).max() > 0.02
+
+
+def test_the_objects_rest_on_the_table(demo):
+    done, bag = demo
+    last = {}
+    for _, message in _messages(bag, "/tf"):
+        for transform in message.transforms:
+            last[transform.child_frame_id] = transform.transform.translation.z
+    table_top = 0.75
+    for name, half_height in (("red_box", 0.025), ("green_cylinder", 0.05),
+                              ("blue_ball", 0.03), ("yellow_capsule", 0.02)):
+        assert abs(last[name] - half_height - table_top) < 0.003, (name, last[name])
