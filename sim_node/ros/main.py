@@ -21,14 +21,23 @@ def run_node(argv=None) -> int:
 
     rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
     stop = threading.Event()
-    previous = {s: signal.signal(s, lambda *_: stop.set())
-                for s in (signal.SIGINT, signal.SIGTERM)}
+    starting = True
+
+    def on_signal(*_):
+        stop.set()
+        if starting:        # still loading (or waiting for robot_description_topic)
+            raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
             node = SimNode()
         except (ModelLoadError, LookupError, ValueError, TypeError) as error:
             print(f"sim_node: cannot start: {error}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            return 0
+        starting = False
         executor = MultiThreadedExecutor(num_threads=3)
         executor.add_node(node)
 

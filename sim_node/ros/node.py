@@ -46,6 +46,7 @@ from sim_node.sim.simulation import SimpleSimulator
 # what every robot runs when its world-file entry names no plugins (entry points, plugins/)
 DEFAULT_ROBOT_PLUGINS = ("joint_state_publisher", "joint_commands", "joint_trajectory")
 
+DESCRIPTION_TIMEOUT = 60.0      # [s] of wall time for a robot_description_topic message
 # the float parameters: integers accepted, finite and >= 0
 _NUMBERS = ("physics_dt", "real_time_factor", "tf_rate", "contacts_rate", "status_rate",
             "lockstep_timeout")
@@ -154,6 +155,9 @@ class SimNode(Node):
                 "robot_description if set)", True)
         declare("robot_description", "", "URDF of a single robot to simulate (instead of a "
                 "world file)", True)
+        declare("robot_description_topic", "", "topic to take the URDF of a single robot from "
+                "(std_msgs/String, transient local; when world and robot_description are empty)",
+                True)
         declare("physics_dt", 0.0, "physics step [s] (0: the world file's)", True)
         declare("real_time_factor", 1.0, "target sim time / wall time (0: as fast as possible)")
         declare("paused", False, "start paused (step_simulation / set_simulation_state)", True)
@@ -219,15 +223,34 @@ class SimNode(Node):
     def _load_world(self) -> WorldModel:
         world = WorldModel()
         path, description = self._param("world"), self._param("robot_description")
+        topic = self._param("robot_description_topic")
         if path:
             world.readFile(Path(path))
         elif description:
             world.loadRobot(description)
+        elif topic:
+            world.loadRobot(self._wait_for_description(topic))
         else:
             from sim_node.resources import default_world
 
             world.readFile(default_world())
         return world
+
+    def _wait_for_description(self, topic: str) -> str:
+        """The first std_msgs/String on `topic` (transient local, as robot_state_publisher
+        offers it), within DESCRIPTION_TIMEOUT [s] of wall time."""
+        received = []
+        subscription = self.create_subscription(String, topic, received.append, LATCHED)
+        deadline = time.monotonic() + DESCRIPTION_TIMEOUT
+        try:
+            while not received and time.monotonic() < deadline:
+                rclpy.spin_once(self, timeout_sec=0.1)
+        finally:
+            self.destroy_subscription(subscription)
+        if not received:
+            raise LookupError(f"no robot description on {self.resolve_topic_name(topic)} within "
+                              f"{DESCRIPTION_TIMEOUT:g} s (parameter robot_description_topic)")
+        return received[0].data
 
     # -- run-time settings -----------------------------------------------------------------
     @property

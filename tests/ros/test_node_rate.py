@@ -23,6 +23,8 @@ import time
 import numpy as np
 import pytest
 from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from node_harness import (DEEP, LATCHED, NO_PLUGINS, REPO, Client, NodeProcess, get_parameter,
@@ -207,3 +209,23 @@ def test_sigint_stops_a_running_node_cleanly(tmp_path_factory):
         code = node.stop()
     assert code == 0
     assert "Traceback" not in node.log(), node.log()
+
+
+def test_a_robot_description_topic_gives_the_robot_to_simulate(tmp_path_factory):
+    # as robot_state_publisher offers it: std_msgs/String, transient local, published before
+    # the node starts; the node simulates that robot and republishes its description
+    urdf = (REPO / "data" / "robots" / "pendulum" / "pendulum.urdf").read_text()
+    node, client = start_node(tmp_path_factory, "description", {
+        "robot_description_topic": "/robot_description", "real_time_factor": 0.0})
+    try:
+        publisher = client.node.create_publisher(String, "/robot_description", LATCHED)
+        publisher.publish(String(data=urdf))
+        client.subscribe(JointState, "/pendulum/joint_states", DEEP)
+        client.subscribe(String, "/pendulum/robot_description", LATCHED)
+        [state] = client.wait_for("/pendulum/joint_states", 1, timeout=60)[:1]
+        assert list(state.name) == ["joint1"]
+        [description] = client.wait_for("/pendulum/robot_description", 1, timeout=60)
+        assert description.data == urdf
+    finally:
+        client.close()
+        assert node.stop() == 0
