@@ -1912,6 +1912,8 @@ cdef class Scene:
         self.ncache = ncache
         self.npcache = npcache
         self.status = STATUS_NORMAL
+        # the contacts of the last step belong to the state left behind: none until a step
+        self.ncontact = self.npatch = self.nrow = 0
         self.refresh()
 
 

@@ -7,20 +7,22 @@ Published at every update, relative to the robot's namespace (a world plugin: no
                       "world", stamp the sim time. An empty list: not touching.
     <topic>/pressed   std_msgs/Bool: the debounced state.
 The raw state is "touching": some contact inside the boundary layers (depth > 0) whose normal
-force is at least force_threshold [N]. The debounced state turns pressed after `debounce`
-consecutive touching updates and released after `debounce` consecutive updates without
-touching (debounce 1: the raw state).
+force is at least force_threshold [N] (none at the sensor's reset time: no physics step since).
+The debounced state switches to the raw state once the raw state has differed from it at every
+update for `debounce` [s] of sim time, counted from the first such update (debounce 0: the raw
+state).
 
 Config: link (a link of the plugin's robot) or rigid_object (a rigid object's name), exactly
-one; rate [Hz] of sim time (default 50; 0: every control step); debounce (>= 1, default 3);
-force_threshold [N] (default 0); topic (default "bumper"). Links welded by fixed joints form
-one body: the sensor reports the contacts of the whole body.
+one; rate [Hz] of sim time (default 50; 0: every control step); debounce [s] (>= 0, default
+0.04); force_threshold [N] (default 0); topic (default "bumper"). Links welded by fixed joints
+form one body: the sensor reports the contacts of the whole body.
 
-Readings: <topic>_touching, <topic>_pressed (bool). State: the debounced state and the count
-of consecutive updates disagreeing with it.
+Readings: <topic>_touching, <topic>_pressed (bool). State: the debounced state, the sim time
+since which the raw state has disagreed with it, and the reset time.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +30,8 @@ from std_msgs.msg import Bool
 
 from sim_node.model.robot import RobotModelLink
 from sim_node.msg import Contact, Contacts
-from sim_node.plugins.common import body_world_id, rate_to_period, robot_of, topic_name
+from sim_node.plugins.common import (TIME_TOLERANCE, body_world_id, rate_to_period, robot_of,
+                                     step_contacts, topic_name)
 from sim_node.ros.frames import WORLD_FRAME
 from sim_node.ros.stamps import time_msg
 from sim_node.sim.simulation import SensorEmulator
@@ -49,12 +52,12 @@ class ContactSensor(SensorEmulator):
 
     @dataclass(frozen=True, kw_only=True)
     class Config(SensorEmulator.Config):
-        """link or rigid_object (one of them); rate [Hz]; debounce [updates]; force_threshold
-        [N]; topic."""
+        """link or rigid_object (one of them); rate [Hz]; debounce [s] of sim time;
+        force_threshold [N]; topic."""
         link: str = ""
         rigid_object: str = ""
         rate: float = 50.0
-        debounce: int = 3
+        debounce: float = 0.04
         force_threshold: float = 0.0
         topic: str = "bumper"
 
@@ -64,9 +67,8 @@ class ContactSensor(SensorEmulator):
             if bool(self.link) == bool(self.rigid_object):
                 raise ValueError("give the body as link (a link of the robot) or rigid_object "
                                  "(a rigid object's name), exactly one")
-            if self.debounce < 1:
-                raise ValueError(f"debounce must be a number of updates >= 1, got "
-                                 f"{self.debounce}")
+            if not 0.0 <= self.debounce < math.inf:
+                raise ValueError(f"debounce must be a time >= 0 [s], got {self.debounce}")
             if not self.force_threshold >= 0.0:
                 raise ValueError(f"force_threshold must be a force >= 0 [N], got "
                                  f"{self.force_threshold}")
@@ -89,16 +91,17 @@ class ContactSensor(SensorEmulator):
             self._pressed_pub = ctx.create_publisher(Bool, f"{topic}/pressed", QUEUE_DEPTH)
 
     def reset(self, scope):
-        """Released, no updates counted."""
+        """Released, the raw state agreeing."""
         self.pressed = False
-        self._streak = 0        # consecutive updates whose raw state differs from `pressed`
+        self._since = None      # sim time [s] since which the raw state differs from `pressed`
+        self._reset_time = self.ctx.sim.getTime()
 
-    def contacts(self) -> dict:
-        """The body's contacts at the last physics step: other (k,) world IDs of the other
-        bodies, point (k, 3) [m], normal (k, 3) into the sensor's body, depth (k,) [m], force
-        (k, 3) on the sensor's body [N]."""
+    def contacts(self, t: float) -> dict:
+        """The body's contacts at the last physics step before sim time t: other (k,) world
+        IDs of the other bodies, point (k, 3) [m], normal (k, 3) into the sensor's body, depth
+        (k,) [m], force (k, 3) on the sensor's body [N]."""
         sim = self.ctx.sim
-        c = sim.getAllContacts()
+        c = step_contacts(sim, t, self._reset_time)
         own = body_world_id(sim, self._entity.getID())
         first, second = c["id1"] == own, c["id2"] == own
         keep = (first | second) & (c["id1"] != c["id2"])
@@ -110,12 +113,15 @@ class ContactSensor(SensorEmulator):
     def update(self, t=None):
         sim, config = self.ctx.sim, self.config
         t = sim.getTime() if t is None else t
-        found = self.contacts()
+        found = self.contacts(t)
         normal_force = np.einsum("ij,ij->i", found["force"], found["normal"])
         touching = bool(np.any((found["depth"] > 0.0) & (normal_force >= config.force_threshold)))
-        self._streak = self._streak + 1 if touching != self.pressed else 0
-        if self._streak >= config.debounce:
-            self.pressed, self._streak = touching, 0
+        if touching == self.pressed:
+            self._since = None
+        else:
+            self._since = t if self._since is None else self._since
+            if t - self._since + TIME_TOLERANCE >= config.debounce:
+                self.pressed, self._since = touching, None
         if self._contacts_pub is not None:
             self._contacts_pub.publish(self._message(t, found))
             self._pressed_pub.publish(Bool(data=self.pressed))
@@ -139,14 +145,16 @@ class ContactSensor(SensorEmulator):
         return message
 
     def get_state(self) -> dict:
-        return {"pressed": self.pressed, "streak": self._streak}
+        return {"pressed": self.pressed, "since": self._since, "reset_time": self._reset_time}
 
     def set_state(self, state: dict):
         try:
-            pressed, streak = bool(state["pressed"]), int(state["streak"])
+            pressed, since = bool(state["pressed"]), state["since"]
+            since = None if since is None else float(since)
+            reset_time = float(state["reset_time"])
         except (KeyError, TypeError, ValueError) as error:
             raise ValueError(f"contact_sensor: bad state ({error})") from None
-        self.pressed, self._streak = pressed, streak
+        self.pressed, self._since, self._reset_time = pressed, since, reset_time
 
     def shutdown(self):
         self._contacts_pub = self._pressed_pub = None

@@ -7,11 +7,15 @@ groups); each takes the config keys it declares:
         config: {left_joint: left_wheel_joint, right_joint: right_wheel_joint,
                  wheel_radius: 0.08, wheel_separation: 0.34}
 
+wheel_radius and wheel_separation [m] left out (or 0) are read from the URDF: the radius of the
+wheel links' collision cylinder or sphere (the same for both), the distance between the wheel
+links' origins.
+
 Actuator (DiffDriveController): subscribes ``<namespace>/cmd_vel`` (geometry_msgs/Twist in the
 base frame: linear.x [m/s] forward, angular.z [rad/s] counter-clockwise; the other components
 are ignored, as a differential drive cannot follow them). The wheels get velocity targets
     w_left = (v - w s / 2) / r,   w_right = (v + w s / 2) / r
-(r wheel_radius, s wheel_separation), scaled down together (keeping the curvature) if one would
+(r wheel radius, s wheel separation), scaled down together (keeping the curvature) if one would
 exceed its joint's URDF velocity limit; each wheel's PID target moves from its commanded
 position at that speed. A command lasts cmd_timeout [s] of sim time (0: until the next
 command); then the wheels stop and hold their positions. A message with a non-finite value is
@@ -24,8 +28,13 @@ Sensor (DiffDriveOdometry): at `rate` [Hz] of sim time, dead reckoning from the 
 integrated as an arc (midpoint heading). The pose starts at (0, 0, 0) in ``<namespace>/odom`` at
 every reset. Publishes ``<namespace>/odom`` (nav_msgs/Odometry: header.frame_id
 ``<namespace>/odom``, child_frame_id ``<namespace>/base_link``, the pose with z = 0, the twist
-ds/dt, dtheta/dt in the base frame; covariances zero) and, with publish_tf, the transform
-odom -> base_link on /tf. State: the pose and the wheel angles of the last update.
+ds/dt, dtheta/dt in the base frame; covariances zero) and, with publish_tf, the odom frame on
+/tf. The node already publishes the simulated pose world -> base_link, and a TF frame has one
+parent; so the odometry goes on /tf as the transform world -> odom = T_world_base T_odom_base^-1
+(T_world_base: the simulated pose of the base_frame link at the same sim time), which makes
+the odom -> base_link transform that tf2 looks up through the tree the odometry pose, as a
+localisation node's map -> odom correction does. State: the pose and the wheel angles of the
+last update.
 
 Readings: odom_pose (x [m], y [m], theta [rad]), odom_twist (v [m/s], w [rad/s]).
 """
@@ -41,8 +50,8 @@ from nav_msgs.msg import Odometry
 from tf2_msgs.msg import TFMessage
 
 from sim_node.plugins.common import (JointLayout, ThrottledWarnings, rate_to_period,
-                                     require_robot, robot_of, topic_name)
-from sim_node.ros.frames import robot_prefix
+                                     require_robot, robot_of, topic_name, xyzw)
+from sim_node.ros.frames import WORLD_FRAME, robot_prefix
 from sim_node.ros.stamps import time_msg
 from sim_node.sim.simulation import ActuatorEmulator, SensorEmulator
 
@@ -51,9 +60,9 @@ TF_QUEUE_DEPTH = 100
 
 
 def _check_geometry(config):
-    if not (config.wheel_radius > 0.0 and config.wheel_separation > 0.0):
-        raise ValueError(f"wheel_radius and wheel_separation must be lengths > 0 [m], got "
-                         f"{config.wheel_radius} and {config.wheel_separation}")
+    if not (config.wheel_radius >= 0.0 and config.wheel_separation >= 0.0):
+        raise ValueError(f"wheel_radius and wheel_separation must be lengths >= 0 [m] (0: from "
+                         f"the URDF), got {config.wheel_radius} and {config.wheel_separation}")
     if config.left_joint == config.right_joint:
         raise ValueError(f"left_joint and right_joint must differ, both are "
                          f"'{config.left_joint}'")
@@ -64,17 +73,44 @@ def _wheels(ctx, config) -> np.ndarray:
     return JointLayout.of(robot_of(ctx)).index([config.left_joint, config.right_joint])
 
 
+def wheel_geometry(ctx, config) -> tuple[float, float]:
+    """(wheel radius, wheel separation) [m]: as configured, or (when 0) from the URDF: the
+    radius of the wheel links' collision cylinder or sphere, the distance between their
+    origins. ValueError when the URDF does not give them."""
+    robot = robot_of(ctx)
+    links = [robot.link(i) for i in range(robot.numLinks())]
+    wheels = [next(link for link in links if link.getParentJoint() == joint)
+              for joint in (config.left_joint, config.right_joint)]
+    radius, separation = config.wheel_radius, config.wheel_separation
+    if radius == 0.0:
+        radii = {getattr(element.shape, "radius", None) for wheel in wheels
+                 for element in wheel.getCollisionGeometry()}
+        if len(radii) != 1 or None in radii:
+            raise ValueError(f"cannot read wheel_radius from the URDF: the wheel links need one "
+                             f"collision cylinder or sphere of the same radius (radii found: "
+                             f"{sorted(map(str, radii))}); set wheel_radius")
+        radius = float(radii.pop())
+    if separation == 0.0:
+        left, right = (wheel.getTransform()[1] for wheel in wheels)
+        separation = float(np.linalg.norm(left - right))
+        if separation == 0.0:
+            raise ValueError("cannot read wheel_separation from the URDF: the wheel links' "
+                             "origins coincide; set wheel_separation")
+    return radius, separation
+
+
 class DiffDriveController(ActuatorEmulator):
     """cmd_vel -> wheel velocity targets, with a command timeout (module docstring)."""
 
     @dataclass(frozen=True, kw_only=True)
     class Config(ActuatorEmulator.Config):
         """left_joint, right_joint: wheel joints (positive = forward); wheel_radius,
-        wheel_separation [m]; cmd_timeout [s] sim time (0: none); cmd_vel_topic."""
+        wheel_separation [m] (0: from the URDF); cmd_timeout [s] sim time (0: none);
+        cmd_vel_topic."""
         left_joint: str
         right_joint: str
-        wheel_radius: float
-        wheel_separation: float
+        wheel_radius: float = 0.0
+        wheel_separation: float = 0.0
         cmd_timeout: float = 0.5
         cmd_vel_topic: str = "cmd_vel"
 
@@ -88,6 +124,7 @@ class DiffDriveController(ActuatorEmulator):
         super().configure(ctx, config)
         layout = JointLayout.of(robot_of(ctx))
         self._wheels = _wheels(ctx, config)
+        self.radius, self.separation = wheel_geometry(ctx, config)
         self._q_index = layout.q_index[self._wheels]
         self._wheel_limit = layout.velocity_limit[self._wheels]
         self.topic = topic_name(ctx, config.cmd_vel_topic)
@@ -111,9 +148,8 @@ class DiffDriveController(ActuatorEmulator):
     def wheel_velocities(self, v: float, w: float) -> np.ndarray:
         """(left, right) wheel speeds [rad/s] for body speeds v [m/s], w [rad/s], scaled
         down together to the wheels' velocity limits."""
-        config = self.config
-        half = 0.5 * w * config.wheel_separation
-        wheels = np.array([v - half, v + half]) / config.wheel_radius
+        half = 0.5 * w * self.separation
+        wheels = np.array([v - half, v + half]) / self.radius
         excess = np.max(np.abs(wheels) / self._wheel_limit)
         return wheels / excess if excess > 1.0 else wheels
 
@@ -162,11 +198,12 @@ class DiffDriveOdometry(SensorEmulator):
     class Config(SensorEmulator.Config):
         """left_joint, right_joint, wheel_radius, wheel_separation as for the controller;
         rate [Hz] (default 50; 0: every control step); odom_topic; odom_frame, base_frame
-        (prefixed with the robot's namespace); publish_tf."""
+        (prefixed with the robot's namespace; base_frame must be a link of the robot);
+        publish_tf (world -> odom, module docstring)."""
         left_joint: str
         right_joint: str
-        wheel_radius: float
-        wheel_separation: float
+        wheel_radius: float = 0.0
+        wheel_separation: float = 0.0
         rate: float = 50.0
         odom_topic: str = "odom"
         odom_frame: str = "odom"
@@ -181,8 +218,11 @@ class DiffDriveOdometry(SensorEmulator):
     def configure(self, ctx, config):
         require_robot(self, ctx)
         super().configure(ctx, config)
-        self._q_index = JointLayout.of(robot_of(ctx)).q_index[_wheels(ctx, config)]
-        prefix = robot_prefix(robot_of(ctx))
+        robot = robot_of(ctx)
+        self._q_index = JointLayout.of(robot).q_index[_wheels(ctx, config)]
+        self.radius, self.separation = wheel_geometry(ctx, config)
+        self._base = robot.link(config.base_frame)          # KeyError listing the links
+        prefix = robot_prefix(robot)
         self.odom_frame = prefix + config.odom_frame
         self.base_frame = prefix + config.base_frame
         self._odom_pub = self._tf_pub = None
@@ -202,12 +242,11 @@ class DiffDriveOdometry(SensorEmulator):
         return self.ctx.controller.getSensedConfig()[self._q_index]
 
     def update(self, t=None):
-        config = self.config
         t = self.ctx.sim.getTime() if t is None else t
         wheels = self._wheel_angles()
-        d_left, d_right = config.wheel_radius * (wheels - self._wheels)
+        d_left, d_right = self.radius * (wheels - self._wheels)
         ds = 0.5 * (d_left + d_right)
-        dtheta = (d_right - d_left) / config.wheel_separation
+        dtheta = (d_right - d_left) / self.separation
         x, y, theta = self.pose
         heading = theta + 0.5 * dtheta
         self.pose = np.array([x + ds * math.cos(heading), y + ds * math.sin(heading),
@@ -232,12 +271,24 @@ class DiffDriveOdometry(SensorEmulator):
         message.twist.twist.linear.x, message.twist.twist.angular.z = (float(v) for v in twist)
         self._odom_pub.publish(message)
         if self._tf_pub is not None:
-            transform = TransformStamped()
-            transform.header = message.header
-            transform.child_frame_id = self.base_frame
-            transform.transform.translation.x, transform.transform.translation.y = x, y
-            transform.transform.rotation = pose.orientation
-            self._tf_pub.publish(TFMessage(transforms=[transform]))
+            self._tf_pub.publish(TFMessage(transforms=[self._world_to_odom(stamp)]))
+
+    def _world_to_odom(self, stamp) -> TransformStamped:
+        # T_world_odom = T_world_base T_odom_base^-1
+        x, y, theta = self.pose
+        c, s = math.cos(theta), math.sin(theta)
+        R_ob = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+        R_wb, p_wb = self.ctx.sim.body(self._base).getObjectTransform()
+        R_wo = R_wb @ R_ob.T
+        p_wo = p_wb - R_wo @ np.array([x, y, 0.0])
+        transform = TransformStamped()
+        transform.header.stamp = stamp
+        transform.header.frame_id = WORLD_FRAME
+        transform.child_frame_id = self.odom_frame
+        t, r = transform.transform.translation, transform.transform.rotation
+        t.x, t.y, t.z = (float(v) for v in p_wo)
+        r.x, r.y, r.z, r.w = (float(v) for v in xyzw(R_wo))
+        return transform
 
     def get_state(self) -> dict:
         return {"pose": self.pose.tolist(), "wheels": self._wheels.tolist(), "time": self._time}

@@ -12,11 +12,11 @@ actuator together). Newton-Euler for S about the world origin O:
 axes, rotation R_i, angular velocity w_i; F_c, T_c the contact forces on S and their moment
 about O). dP/dt and dL_O/dt are the change over the last control step divided by its length
 (exact for the integrator's discrete motion); the first publication after a reset has no step
-before it and takes them as 0 (exact at rest). Published: the wrench at the joint (the child
-link's origin p, T_p = T_O - p x F) in the child link's axes, as the parent applies it to the
-child ("parent_to_child", the default: a hanging weight reads +m g upwards) or its opposite
-("child_to_parent"), plus Gaussian noise of std force_noise [N] / torque_noise [N m] per axis
-from ctx.rng.
+before it and takes them as 0 (exact at rest), and no contacts (none reported since the
+reset). Published: the wrench at the joint (the child link's origin p, T_p = T_O - p x F) in
+the child link's axes, as the parent applies it to the child ("parent_to_child", the default:
+a hanging weight reads +m g upwards) or its opposite ("child_to_parent"), plus Gaussian noise
+of std force_noise [N] / torque_noise [N m] per axis from ctx.rng.
 
 Not included: forces applied with SimBody.applyForce* / applyWrench (the Simulator does not
 expose them). Contacts on a body that welds links of both sides of the joint (a fixed joint)
@@ -37,7 +37,8 @@ import numpy as np
 from geometry_msgs.msg import WrenchStamped
 
 from sim_node.plugins.common import (SampleSchedule, body_world_id, check_std, require_robot,
-                                     require_sampling_every_step, robot_of, topic_name)
+                                     require_sampling_every_step, robot_of, step_contacts,
+                                     topic_name)
 from sim_node.ros.frames import link_frame
 from sim_node.ros.stamps import time_msg
 from sim_node.sim.simulation import SensorEmulator
@@ -108,7 +109,8 @@ class ForceTorqueSensor(SensorEmulator):
 
     def reset(self, scope):
         """Forget the last sample; publish from the current time."""
-        self._schedule.reset(self.ctx.sim.getTime())
+        self._reset_time = self.ctx.sim.getTime()
+        self._schedule.reset(self._reset_time)
         self._previous = None       # (t [s], P (3), L_O (3))
         self._readings = {}
 
@@ -126,11 +128,11 @@ class ForceTorqueSensor(SensorEmulator):
             L += m * np.cross(c[k], v) + R[k] @ (self._inertia_L[k] @ (R[k].T @ w))
         return P, L, R, p, c
 
-    def _contact_wrench(self):
+    def _contact_wrench(self, t: float):
         # (F_c, T_c about the world origin) of the contacts on the subtree's bodies
         sim, robot = self.ctx.sim, robot_of(self.ctx)
         own = {body_world_id(sim, robot.link(i).getID()) for i in self._links}
-        contacts = sim.getAllContacts()
+        contacts = step_contacts(sim, t, self._reset_time)
         on_first = np.isin(contacts["id1"], list(own))
         on_second = np.isin(contacts["id2"], list(own))
         sign = (on_first.astype(float) - on_second.astype(float))[:, None]  # internal: 0
@@ -152,7 +154,7 @@ class ForceTorqueSensor(SensorEmulator):
         if previous is not None and t > previous[0]:
             dP, dL = (P - previous[1]) / (t - previous[0]), (L - previous[2]) / (t - previous[0])
         g = sim.getGravity()
-        F_c, T_c = self._contact_wrench()
+        F_c, T_c = self._contact_wrench(t)
         force_W = dP - self._mass.sum() * g - F_c
         torque_O = dL - np.cross(c, self._mass[:, None] * g).sum(axis=0) - T_c
         torque_W = torque_O - np.cross(p[0], force_W)
@@ -177,7 +179,7 @@ class ForceTorqueSensor(SensorEmulator):
 
     def get_state(self) -> dict:
         previous = self._previous
-        return {"schedule": self._schedule.get_state(),
+        return {"schedule": self._schedule.get_state(), "reset_time": self._reset_time,
                 "previous": None if previous is None else [previous[0], previous[1].tolist(),
                                                            previous[2].tolist()],
                 "readings": {k: v.tolist() for k, v in self._readings.items()}}
@@ -189,10 +191,11 @@ class ForceTorqueSensor(SensorEmulator):
                 float(previous[0]), np.array(previous[1], dtype=float),
                 np.array(previous[2], dtype=float))
             readings = {k: np.array(v, dtype=float) for k, v in state["readings"].items()}
+            reset_time = float(state["reset_time"])
             self._schedule.set_state(state["schedule"])       # last: nothing set on errors
         except (KeyError, TypeError, ValueError, IndexError) as error:
             raise ValueError(f"force_torque: bad state ({error})") from None
-        self._previous, self._readings = previous, readings
+        self._previous, self._readings, self._reset_time = previous, readings, reset_time
 
     def shutdown(self):
         self._publisher = None

@@ -741,7 +741,7 @@ def test_quadruped_world_pd_holds_stance():
 TOP_KEYS = {"simulation", "robots", "rigid_objects", "terrains"}
 SIM_KEYS = {"physics_dt", "gravity", "padding", "max_contacts"}
 ROBOT_KEYS = {"name", "urdf", "namespace", "fixed_base", "pose", "initial_config", "controller",
-              "surface", "self_collision"}
+              "surface", "self_collision", "plugins"}
 OBJECT_KEYS = {"name", "geometry", "mass", "pose", "surface", "urdf"}
 TERRAIN_KEYS = {"name", "geometry", "pose", "surface"}
 POSE_KEYS = {"position", "orientation"}

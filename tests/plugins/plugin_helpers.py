@@ -192,8 +192,8 @@ def add_plugin(sim, cls, robot, config: dict, ros: FakeRos | None = None, name=N
                                             create_subscription=ros.create_subscription)
     plugin = cls()
     name = name or cls.__name__
-    plugin.configure(make_context(sim, name, robot, **factories),
-                     parse_config(cls, config, f"test {name}"))
+    parsed = parse_config(cls, config, f"test {name}")
+    plugin.configure(make_context(sim, name, robot, parsed.seed, **factories), parsed)
     sim.addEmulator(robot, plugin)
     assert plugin.enabled, plugin.error
     return plugin

@@ -386,3 +386,19 @@ def test_rigid_object_poses_are_the_object_transforms_as_quaternions(tmp_path):
             assert np.allclose(poses[i, :3], t[i], rtol=0, atol=1e-12)
             assert np.allclose(poses[i, 3:], q, rtol=0, atol=1e-12)
     assert abs(sim.getRigidObjectPoses()[0, 2] - 0.4) > 0.05       # it moved
+
+
+def test_no_contacts_are_reported_after_a_reset_or_restore_until_the_next_step(tmp_path):
+    # the contacts of the last step belong to the state that was left: a restored or reset
+    # simulation has taken no step yet
+    world = ball_world(tmp_path, height=0.0505, restitution=0.0)
+    sim = sim_node.Simulator(world)
+    state = sim.getState()
+    sim.simulate(0.05)
+    assert len(sim.getAllContacts()["depth"]) > 0         # resting on the ground
+    for back in (lambda: sim.setState(state), sim.reset):
+        sim.simulate(0.05)
+        back()
+        assert len(sim.getAllContacts()["depth"]) == 0
+        sim.simulate(0.001)
+        assert len(sim.getAllContacts()["depth"]) > 0
