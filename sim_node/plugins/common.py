@@ -217,16 +217,6 @@ def xyzw(R) -> np.ndarray:
     return np.array([x, y, z, w])
 
 
-def step_contacts(sim, t: float, reset_time: float) -> dict:
-    """Simulator.getAllContacts() of the last physics step before sim time t; none at the
-    time of the plugin's reset (no step since: the Simulator would still report the contacts
-    of the last step before the reset)."""
-    contacts = sim.getAllContacts()
-    if t <= reset_time + TIME_TOLERANCE:
-        return {key: value[:0] for key, value in contacts.items()}
-    return contacts
-
-
 def body_world_id(sim, world_id: int) -> int:
     """The world ID that reports the simulated body of `world_id` in Simulator.getAllContacts
     (links welded by fixed joints share one body, reported by one of them)."""

@@ -31,7 +31,7 @@ from std_msgs.msg import Bool
 from sim_node.model.robot import RobotModelLink
 from sim_node.msg import Contact, Contacts
 from sim_node.plugins.common import (TIME_TOLERANCE, body_world_id, rate_to_period, robot_of,
-                                     step_contacts, topic_name)
+                                     topic_name)
 from sim_node.ros.frames import WORLD_FRAME
 from sim_node.ros.stamps import time_msg
 from sim_node.sim.simulation import SensorEmulator
@@ -94,14 +94,13 @@ class ContactSensor(SensorEmulator):
         """Released, the raw state agreeing."""
         self.pressed = False
         self._since = None      # sim time [s] since which the raw state differs from `pressed`
-        self._reset_time = self.ctx.sim.getTime()
 
     def contacts(self, t: float) -> dict:
         """The body's contacts at the last physics step before sim time t: other (k,) world
         IDs of the other bodies, point (k, 3) [m], normal (k, 3) into the sensor's body, depth
         (k,) [m], force (k, 3) on the sensor's body [N]."""
         sim = self.ctx.sim
-        c = step_contacts(sim, t, self._reset_time)
+        c = sim.getAllContacts()        # none right after a reset: no step since
         own = body_world_id(sim, self._entity.getID())
         first, second = c["id1"] == own, c["id2"] == own
         keep = (first | second) & (c["id1"] != c["id2"])
@@ -145,16 +144,15 @@ class ContactSensor(SensorEmulator):
         return message
 
     def get_state(self) -> dict:
-        return {"pressed": self.pressed, "since": self._since, "reset_time": self._reset_time}
+        return {"pressed": self.pressed, "since": self._since}
 
     def set_state(self, state: dict):
         try:
             pressed, since = bool(state["pressed"]), state["since"]
             since = None if since is None else float(since)
-            reset_time = float(state["reset_time"])
         except (KeyError, TypeError, ValueError) as error:
             raise ValueError(f"contact_sensor: bad state ({error})") from None
-        self.pressed, self._since, self._reset_time = pressed, since, reset_time
+        self.pressed, self._since = pressed, since
 
     def shutdown(self):
         self._contacts_pub = self._pressed_pub = None

@@ -37,8 +37,7 @@ import numpy as np
 from geometry_msgs.msg import WrenchStamped
 
 from sim_node.plugins.common import (SampleSchedule, body_world_id, check_std, require_robot,
-                                     require_sampling_every_step, robot_of, step_contacts,
-                                     topic_name)
+                                     require_sampling_every_step, robot_of, topic_name)
 from sim_node.ros.frames import link_frame
 from sim_node.ros.stamps import time_msg
 from sim_node.sim.simulation import SensorEmulator
@@ -109,8 +108,7 @@ class ForceTorqueSensor(SensorEmulator):
 
     def reset(self, scope):
         """Forget the last sample; publish from the current time."""
-        self._reset_time = self.ctx.sim.getTime()
-        self._schedule.reset(self._reset_time)
+        self._schedule.reset(self.ctx.sim.getTime())
         self._previous = None       # (t [s], P (3), L_O (3))
         self._readings = {}
 
@@ -132,7 +130,7 @@ class ForceTorqueSensor(SensorEmulator):
         # (F_c, T_c about the world origin) of the contacts on the subtree's bodies
         sim, robot = self.ctx.sim, robot_of(self.ctx)
         own = {body_world_id(sim, robot.link(i).getID()) for i in self._links}
-        contacts = step_contacts(sim, t, self._reset_time)
+        contacts = sim.getAllContacts()     # none right after a reset: no step since
         on_first = np.isin(contacts["id1"], list(own))
         on_second = np.isin(contacts["id2"], list(own))
         sign = (on_first.astype(float) - on_second.astype(float))[:, None]  # internal: 0
@@ -179,7 +177,7 @@ class ForceTorqueSensor(SensorEmulator):
 
     def get_state(self) -> dict:
         previous = self._previous
-        return {"schedule": self._schedule.get_state(), "reset_time": self._reset_time,
+        return {"schedule": self._schedule.get_state(),
                 "previous": None if previous is None else [previous[0], previous[1].tolist(),
                                                            previous[2].tolist()],
                 "readings": {k: v.tolist() for k, v in self._readings.items()}}
@@ -191,11 +189,10 @@ class ForceTorqueSensor(SensorEmulator):
                 float(previous[0]), np.array(previous[1], dtype=float),
                 np.array(previous[2], dtype=float))
             readings = {k: np.array(v, dtype=float) for k, v in state["readings"].items()}
-            reset_time = float(state["reset_time"])
             self._schedule.set_state(state["schedule"])       # last: nothing set on errors
         except (KeyError, TypeError, ValueError, IndexError) as error:
             raise ValueError(f"force_torque: bad state ({error})") from None
-        self._previous, self._readings, self._reset_time = previous, readings, reset_time
+        self._previous, self._readings = previous, readings
 
     def shutdown(self):
         self._publisher = None
