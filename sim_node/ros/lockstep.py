@@ -4,8 +4,10 @@ Plugins subscribe through ``subscription_factory``, which counts every delivered
 topic after the plugin's callback has taken it. Before a step the simulation thread marks the
 counts; before the next one it waits until each lockstep topic has delivered a message since
 that mark (or the timeout passes: then it warns, throttled, and steps on). The lockstep topics
-are the ``lockstep_topics`` parameter, or else every plugin command topic that has a publisher.
-A callback that raises is logged and does not reach the node.
+are the ``lockstep_topics`` parameter, or else every plugin command topic that has a publisher;
+the warning says so when a configured topic is none of the plugins' command topics (a typo).
+A callback that raises is logged and does not reach the node. ``close`` ends a wait at once (the
+node stopping must not wait out the timeout for a controller that is gone).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ class Lockstep:
         self._subscriptions: dict[str, object] = {}
         self._condition = threading.Condition()
         self._last_warning = 0.0
+        self._closed = False
         self.timeouts = 0
 
     def subscription_factory(self, msg_type, topic: str, callback, qos=10, **kwargs):
@@ -56,6 +59,12 @@ class Lockstep:
             with self._condition:
                 self._marks = dict(self._counts)
 
+    def close(self):
+        """End the current wait and every later one at once, without a warning."""
+        with self._condition:
+            self._closed = True
+            self._condition.notify_all()
+
     def wait(self, step: int):
         """Before step `step` (> 0): until every lockstep topic delivered since the mark."""
         if not self.enabled or step == 0:
@@ -71,6 +80,8 @@ class Lockstep:
         with self._condition:
             while not ready():
                 left = deadline - time.monotonic()
+                if self._closed:
+                    return
                 if left <= 0.0:
                     break
                 self._condition.wait(left)
@@ -81,6 +92,9 @@ class Lockstep:
         if now - self._last_warning > 5.0:
             self._last_warning = now
             missing = [t for t in topics if self._counts.get(t, 0) <= self._marks.get(t, 0)]
+            unknown = [t for t in missing if t not in self._subscriptions]
+            hint = (f"; no plugin subscribes {', '.join(unknown)} (lockstep_topics must name "
+                    f"command topics: {', '.join(self._subscriptions)})" if unknown else "")
             self.node.get_logger().warning(
                 f"lockstep: no command on {', '.join(missing)} within {self.timeout} s for "
-                f"step {step - 1}; stepping on ({self.timeouts} timeouts so far)")
+                f"step {step - 1}; stepping on ({self.timeouts} timeouts so far){hint}")

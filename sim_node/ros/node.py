@@ -18,6 +18,7 @@ follows that state: in lockstep, the command for step k acts at step k + 1.
 """
 from __future__ import annotations
 
+import logging
 import math
 import queue
 import threading
@@ -53,6 +54,27 @@ _NUMBERS = ("physics_dt", "real_time_factor", "tf_rate", "contacts_rate", "statu
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
+
+
+class _RosLogHandler(logging.Handler):
+    """Python logging of the sim_node package (plugins, simulator) into the node's ROS logger,
+    so it reaches /rosout and the console as the node's own messages do, named by its logger."""
+
+    def __init__(self, logger):
+        super().__init__(logging.INFO)
+        self._logger = logger
+
+    def emit(self, record):
+        try:
+            text = f"[{record.name.removeprefix('sim_node.')}] {record.getMessage()}"
+            if record.levelno >= logging.ERROR:
+                self._logger.error(text)
+            elif record.levelno >= logging.WARNING:
+                self._logger.warning(text)
+            else:
+                self._logger.info(text)
+        except Exception:       # noqa: BLE001 (logging must never raise into the caller)
+            self.handleError(record)
 
 
 @dataclass
@@ -98,6 +120,11 @@ class SimNode(Node):
     def __init__(self, node_name: str = "sim", *, world: WorldModel | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self._declare_parameters()
+        self._log_handler = _RosLogHandler(self.get_logger())
+        package_logger = logging.getLogger("sim_node")
+        package_logger.addHandler(self._log_handler)
+        package_logger.setLevel(logging.INFO)
+        package_logger.propagate = False
         # read every step: kept here, updated by _on_parameters (get_parameter costs µs)
         self._clock_decimation = self._param("clock_decimation")
         self._tf_rate = self._param("tf_rate")
@@ -138,9 +165,10 @@ class SimNode(Node):
 
         register_services(self)
         self.recorder = None
-        if self._param("record"):
-            from sim_node.ros.recorder import Recorder
+        from sim_node.ros.recorder import Recorder, register_recording_services
 
+        register_recording_services(self)
+        if self._param("record"):
             self.recorder = Recorder(self, self._param("record"))
 
     # -- parameters ------------------------------------------------------------------------
@@ -292,11 +320,15 @@ class SimNode(Node):
     def stop(self):
         """Stop the simulation thread (after its current step) and the recording."""
         self._stop.set()
+        self.lockstep.close()
         if self._thread is not None:
             self._thread.join()
         if self.recorder is not None:
             self.recorder.close()
         self.sim.close()
+        package_logger = logging.getLogger("sim_node")
+        package_logger.removeHandler(self._log_handler)
+        package_logger.propagate = True
 
     def run_in_sim(self, work, timeout: float | None = None):
         """Run work() on the simulation thread between two steps and return its result (or
