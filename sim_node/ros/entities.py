@@ -21,7 +21,9 @@ mass; it has no ROS interfaces, so entity_namespace is not used); any other URDF
 fixed-base when its root link is named ``world``. Names are ROS name tokens
 ([A-Za-z_][A-Za-z0-9_]*: a robot's name is also its default namespace and TF prefix). A
 robot's namespace is entity_namespace (a valid ROS namespace, stored relative to the node's;
-'/' for none) or, when that is empty, its name, as in world files; two robots cannot share one.
+'/' for none) or, when that is empty, its name, as in world files; two robots cannot share one,
+and no TF frame of a spawned entity (a robot's link frames, a rigid object's name) may be a
+frame of the world already (the world frame, another entity's).
 
 Every function here reads or changes the simulation: call them on the simulation thread.
 Invalid requests raise RequestError (a simulation_interfaces result code and a message).
@@ -44,7 +46,7 @@ from sim_node.model.errors import ModelLoadError, URDFError
 from sim_node.model.robot import Mass, RobotModel, RobotModelLink
 from sim_node.model.urdf import parse_urdf
 from sim_node.model.world import RigidObjectModel, TerrainModel
-from sim_node.ros.frames import WORLD_FRAME
+from sim_node.ros.frames import WORLD_FRAME, link_frame
 from sim_node.ros.stamps import time_msg
 
 SPAWN_FORMATS = ("urdf",)
@@ -52,6 +54,10 @@ NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 NAMESPACE_PATTERN = re.compile(r"/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*\Z")
 POSE_FRAMES = ("", WORLD_FRAME)         # frames poses may be given in
 UNIT_TOLERANCE = 1e-3                   # accepted deviation of a quaternion's norm from 1
+POSIX_CLASSES = {"[:alpha:]": "A-Za-z", "[:digit:]": "0-9", "[:alnum:]": "A-Za-z0-9",
+                 "[:upper:]": "A-Z", "[:lower:]": "a-z", "[:xdigit:]": "0-9A-Fa-f",
+                 "[:space:]": r"\s", "[:blank:]": r" \t",
+                 "[:punct:]": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")}
 CATEGORY_NAMES = {EntityCategory.CATEGORY_OBJECT: "OBJECT",
                   EntityCategory.CATEGORY_ROBOT: "ROBOT",
                   EntityCategory.CATEGORY_HUMAN: "HUMAN",
@@ -93,10 +99,24 @@ def category_of(entity) -> int:
     return EntityCategory.CATEGORY_OBJECT
 
 
+def name_pattern(regex: str) -> re.Pattern:
+    """EntityFilters.filter compiled: a POSIX extended regular expression, read by Python's re
+    (the same for ERE's common forms) with the POSIX character classes ([:alpha:] ...)
+    translated, which re does not know."""
+    translated = regex
+    for posix, chars in POSIX_CLASSES.items():
+        translated = translated.replace(posix, chars)
+    try:
+        return re.compile(translated)
+    except re.error as error:
+        raise RequestError(Result.OPERATION_FAILED, f"filters.filter '{regex}' is not a valid "
+                           f"regular expression: {error}") from None
+
+
 def select(world, filters) -> list:
     """The entities matching simulation_interfaces/EntityFilters: `filter` a regular expression
-    (Python re syntax, which covers POSIX ERE's common forms) found anywhere in the name (anchor
-    with ^...$), `categories` any of them. Tags and bounds are not supported."""
+    (name_pattern) found anywhere in the name (anchor with ^...$), `categories` any of them.
+    Tags and bounds are not supported."""
     if filters.tags.tags:
         raise RequestError(Result.FEATURE_UNSUPPORTED,
                            "tag filters are not supported (entities have no tags); leave "
@@ -105,11 +125,7 @@ def select(world, filters) -> list:
         raise RequestError(Result.FEATURE_UNSUPPORTED,
                            f"bounds filters are not supported (got type {filters.bounds.type});"
                            f" leave filters.bounds.type TYPE_EMPTY ({Bounds.TYPE_EMPTY})")
-    try:
-        pattern = re.compile(filters.filter)
-    except re.error as error:
-        raise RequestError(Result.OPERATION_FAILED, f"filters.filter '{filters.filter}' is not "
-                           f"a valid regular expression: {error}") from None
+    pattern = name_pattern(filters.filter)
     categories = {c.category for c in filters.categories}
     unknown = sorted(categories - set(CATEGORY_NAMES))
     if unknown:
@@ -384,6 +400,34 @@ def spawn_namespace(world, requested: str, name: str) -> str:
             raise RequestError(SpawnEntity.Response.NAMESPACE_INVALID, f"namespace "
                                f"'/{namespace}' is used by robot '{world.robot(r).getName()}'")
     return namespace
+
+
+def _tf_frames(world) -> set:
+    # the TF frame names of the world's entities (sim_node/ros/frames.py)
+    frames = {WORLD_FRAME} | {e.getName() for e in all_entities(world)
+                              if not isinstance(e, RobotModel)}
+    for r in range(world.numRobots()):
+        robot = world.robot(r)
+        frames |= {link_frame(robot, i) for i in range(len(robot.structure.link_names))}
+    return frames
+
+
+def check_frames(world, urdf, name: str, namespace: str):
+    """The TF frames of a spawned entity must not be frames of the world already: a rigid
+    object's frame is its name; a robot's link frames are ``<namespace>/<link>``, with
+    namespace '/' the bare link names."""
+    if is_rigid_object(urdf):
+        if name in _tf_frames(world):
+            raise RequestError(SpawnEntity.Response.NAME_INVALID, f"name '{name}' is a TF "
+                               f"frame of the world already (a rigid object's frame is its "
+                               f"name)")
+        return
+    prefix = f"{namespace}/" if namespace else ""
+    clashes = sorted({prefix + link for link in urdf.links} & _tf_frames(world))
+    if clashes:
+        raise RequestError(SpawnEntity.Response.NAMESPACE_INVALID, f"entity_namespace: the "
+                           f"link frames {', '.join(clashes)} would be TF frames of the world "
+                           f"already; give the robot a namespace of its own")
 
 
 def build_spawned(world, urdf, name: str, namespace: str, R, t):

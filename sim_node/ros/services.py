@@ -29,11 +29,12 @@ PAUSED. step_simulation and simulate_steps need PAUSED or STOPPED (else OPERATIO
 StepSimulation.srv says) and leave it PAUSED; each step publishes /clock, /tf and the sensors.
 
 Reset scopes (bits, combinable): SPAWNED removes the entities spawned at run time and puts back
-the world's own entities deleted at run time (in their initial state); STATE puts every entity
-back to its initial state (spawned ones: as spawned), restarts controllers and plugins, keeps
-the time; TIME sets the time to 0 and restarts controllers and plugins (their schedules are in
-sim time), keeping poses and velocities, robots holding their current configuration; TIME |
-STATE is Simulator.reset(). Surface and padding settings are kept. A reset, stop or restore
+the world's own entities deleted at run time (in their initial state, with their plugins
+restarted; in world ID order after the remaining entities of their kind); STATE puts every
+entity back to its initial state (spawned ones: as spawned), restarts controllers and plugins,
+keeps the time; TIME sets the time to 0 and restarts controllers and plugins (their schedules
+are in sim time), keeping poses and velocities, robots holding their current configuration;
+TIME | STATE is Simulator.reset(). Surface and padding settings are kept. A reset, stop or restore
 cancels the wrenches of apply_wrench and republishes /tf_static and robot_description.
 
 apply_wrench: a simulator hook re-applies the wrench before every physics substep that starts
@@ -61,8 +62,8 @@ from sim_node.model.robot import RobotModel
 from sim_node.model.surface import SurfaceParameters
 from sim_node.model.world import RigidObjectModel, TerrainModel
 from sim_node.ros.entities import (SPAWN_FORMATS, RequestError, all_entities, build_spawned,
-                                   check_frame, entity_state, find_entity, finite,
-                                   is_rigid_object, parse_spawnable, pose_from_msg,
+                                   check_frame, check_frames, entity_state, find_entity,
+                                   finite, is_rigid_object, parse_spawnable, pose_from_msg,
                                    positive_duration, select, set_entity_state,
                                    simulated_bodies, spawn_name, spawn_namespace, spawn_source,
                                    static_reason, target_links, twist_from_msg)
@@ -82,7 +83,8 @@ CUSTOM_INFO = (
     "Entity states: frame 'world'; pose and twist of the entity's frame (robot root link, "
     "object frame), twist in world axes with the velocity of the frame's origin; acceleration "
     "is not measured (zeros). Categories: robots ROBOT, rigid objects OBJECT, terrains "
-    "STATIC_OBJECT. Name filters: Python regular expressions, searched anywhere in the name. "
+    "STATIC_OBJECT. Name filters: POSIX extended regular expressions (read by Python's re, "
+    "POSIX character classes translated), searched anywhere in the name. "
     "Spawning: URDF from a path, file://, package:// or the XML text; a single-link URDF "
     "without joints becomes a rigid object; entity_namespace '' = the name, '/' = none.")
 STATE_NAMES = {SimulationState.STATE_STOPPED: "STOPPED", SimulationState.STATE_PLAYING:
@@ -337,6 +339,7 @@ class SimulationServices:
                               urdf.name, request.allow_renaming)
             namespace = ("" if is_rigid_object(urdf)
                          else spawn_namespace(world, request.entity_namespace, name))
+            check_frames(world, urdf, name, namespace)
             entity = build_spawned(world, urdf, name, namespace, *pose)
 
             def work():
