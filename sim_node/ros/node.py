@@ -291,6 +291,12 @@ class SimNode(Node):
         if not from_parameter:
             self.set_parameters([Parameter("real_time_factor", value=factor)])
 
+    def time_jumped(self):
+        """Sim time was set (reset, stop, restore): the step count follows it, and pacing
+        starts from a new anchor."""
+        self.step_count = round(self.sim.getTime() / self.physics_dt)
+        self._pacer = _Pacer(self._pacer.factor)
+
     def measured_real_time_factor(self) -> float:
         return self._rate.value
 

@@ -21,7 +21,8 @@ How: taps in the node process, not a subscriber per topic.
   bytes rosbags rejects, is re-encoded canonically through the rosbags typestore).
 - Transient-local topics (/tf_static, robot_description): a raw subscription of the node, whose
   durability hands over the latest message whenever the recording starts or the publisher
-  appears; stamped with the sim time at arrival.
+  appears; stamped with the sim time at arrival, and those that arrive before the recording's
+  start with that start (the bag begins with the initial state: nothing precedes it).
 - Commands: each plugin subscription (``Lockstep.subscription_factory``) is switched to raw
   delivery and its callback wrapped: the wrapper keeps the wire bytes and hands the deserialized
   message to the plugin as before.
@@ -412,6 +413,7 @@ class Recorder:
         self._publish_taps: dict[int, tuple] = {}       # id(publisher) -> (publisher, tap)
         self._command_taps: dict[int, tuple] = {}       # id(subscription) -> (it, tap)
         self._latched: dict[str, object] = {}           # topic -> raw subscription
+        self._latched_early: list = []          # (topic, data) received before t0
         self._topics: dict[str, _Topic] = {}
         self._closed = False        # no more messages taken
         self._detached = False      # the node untapped
@@ -511,8 +513,14 @@ class Recorder:
         sim = self._node.sim
 
         def received(data: bytes):
-            if not self._closed:
-                self._queue.put((topic, nanoseconds(sim.getTime()), data, False))
+            with self._step_lock:       # not during a step, nor while _begin sets t0
+                if self._closed:
+                    return
+                if self._t0 is None:    # published before the recording: kept for t0
+                    self._latched_early.append((topic, data))
+                    return
+                self._queue.put((topic, max(self._t0, nanoseconds(sim.getTime())), data,
+                                 False))
 
         qos = QoSProfile(depth=LATCHED_DEPTH, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                          reliability=ReliabilityPolicy.RELIABLE)
@@ -539,6 +547,9 @@ class Recorder:
                        [qos_of(QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                                           reliability=ReliabilityPolicy.RELIABLE))])
         self._queue.put((topic, t0, self._registry.encode_state(sim.getState()), False))
+        for latched, data in self._latched_early:
+            self._queue.put((latched, t0, data, False))
+        self._latched_early = []
         self._t0 = t0
 
     def _on_published(self, topic: _Topic, message):

@@ -274,10 +274,6 @@ class SimulationServices:
     def _in_sim(self, work):
         return self.node.run_in_sim(work)
 
-    def _time_jumped(self):
-        # the node paces sim time against wall time from an anchor: start a new one
-        self.node.set_real_time_factor(self.node.real_time_factor)
-
     # -- features and entities ---------------------------------------------------------------
     def _get_simulator_features(self, request, response):
         response.features.features = list(FEATURES)
@@ -373,7 +369,6 @@ class SimulationServices:
                                f"(0)")
         with self._changing:
             self._in_sim(lambda: self._reset(scope))
-            self._time_jumped()
 
     def _reset(self, scope: int):
         # on the simulation thread (module docstring: reset scopes)
@@ -398,6 +393,7 @@ class SimulationServices:
         if scope & (Scope.SCOPE_TIME | Scope.SCOPE_STATE):
             self.wrenches.clear()
         self.node.world_changed()
+        self.node.time_jumped()
 
     def _reset_time(self):
         # time 0, controllers and plugins restarted; poses and velocities kept, robots holding
@@ -453,7 +449,6 @@ class SimulationServices:
                     self._reset(Scope.SCOPE_TIME | Scope.SCOPE_STATE)
                 self._in_sim(stop)
                 self._stopped = True
-                self._time_jumped()
 
     # -- stepping ----------------------------------------------------------------------------
     def _check_steps(self, steps: int, what: str):
@@ -535,10 +530,10 @@ class SimulationServices:
                     raise RequestError(Result.OPERATION_FAILED, str(error)) from None
                 self.wrenches.clear()
                 self.node.world_changed()
+                self.node.time_jumped()
                 return self.sim.getTime()
             response.sim_time = self._in_sim(work)
             self._stopped = False
-            self._time_jumped()
 
     def _apply_wrench(self, request, response):
         w = request.wrench

@@ -34,7 +34,8 @@ from simulation_interfaces.srv import (GetEntityState, GetSimulationState,
                                        GetSimulatorFeatures, ResetSimulation, SetEntityState,
                                        SetSimulationState, StepSimulation)
 
-from node_harness import REPO, Client, NodeProcess, next_domain
+from node_harness import REPO, Client, NodeProcess, next_domain, set_parameter
+from sim_node.msg import SimStatus
 from sim_node.srv import (ApplyWrench, GetRealTimeFactor, RestoreState, SaveState,
                           SetPadding, SetRealTimeFactor, SetSurface)
 
@@ -277,7 +278,7 @@ def test_simulate_steps_gives_feedback_after_every_step(sim, steps_action):
     outcome = wait_future(goal.get_result_async())
     assert outcome.status == GoalStatus.STATUS_SUCCEEDED
     assert outcome.result.result.result == Result.OK
-    wait_until(lambda: len(feedback) == 20, 5.0, "20 feedback messages")
+    wait_until(lambda: len(feedback) == 20, 20.0, "20 feedback messages")
     assert [(f.completed_steps, f.remaining_steps) for f in feedback] == \
         [(k, 20 - k) for k in range(1, 21)]
     assert sim_time(sim) == pytest.approx(20 * DT, abs=1e-9)
@@ -528,3 +529,23 @@ def test_real_time_factor_is_set_and_read_back_and_negative_is_refused(sim):
                     "get_real_time_factor").target_real_time_factor == 2.5
     finally:
         call(sim, SetRealTimeFactor, "set_real_time_factor", real_time_factor=0.0)
+
+
+def test_the_step_count_follows_the_time_after_a_reset_and_a_restore(sim):
+    # ~/status: step_count x physics_dt = sim_time, also after time jumps back
+    sim.subscribe(SimStatus, "/sim/status", DEEP)
+    assert set_parameter(sim, "status_rate", 20.0).successful
+    try:
+        step(sim, 30)
+        assert call(sim, SaveState, "save_state", id="thirty").success
+        step(sim, 20)
+        assert call(sim, ResetSimulation, "reset_simulation").result.result == Result.OK
+        step(sim, 5)
+        for steps in (5, 30):
+            if steps == 30:
+                assert call(sim, RestoreState, "restore_state", id="thirty").success
+            [status] = sim.wait_for("/sim/status", 1, 20.0, lambda m: round(
+                stamp_of(m) / DT) == steps)[-1:]
+            assert status.step_count == steps and status.paused
+    finally:
+        set_parameter(sim, "status_rate", 0.0)
