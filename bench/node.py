@@ -56,7 +56,7 @@ DT_NS = 1_000_000                   # arm.yaml's physics_dt
 WARM_UP_NS = 500 * DT_NS
 TARGET_RTF = 10.0
 STATES, EFFORT = "/arm/joint_states", "/arm/effort_commands"
-DOMAIN = 90 + os.getpid() % 40      # a domain of its own
+DOMAIN = 60 + os.getpid() % 40      # a domain of its own (<= 101: DDS ports below the ephemeral range)
 START_TIMEOUT = 120.0               # [s] node start and discovery on a loaded machine
 
 

@@ -24,6 +24,7 @@ import argparse
 import math
 import os
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -37,7 +38,8 @@ OFFSET = 0.3            # [rad or m] of that pose from the start, at most, per j
 AMPLITUDE = 0.2         # [rad or m] of the sinusoids, at most
 PERIOD = 3.0            # [s] of sim time
 COMMAND_RATE = 100.0    # [Hz] of sim time: position and velocity commands
-DRIVE = (0.2, 0.4)      # cmd_vel: [m/s] forward, [rad/s] turning (a circle of 0.5 m radius)
+DRIVE = (0.2, -0.4)     # cmd_vel: [m/s] forward, [rad/s] turning (a circle of 0.5 m radius, away
+                        # from the table in the default world)
 WHEEL_SPEED = 2.0       # [rad/s] velocity_commands of robots without diff_drive
 MARGIN = 0.05           # keep targets this fraction of a joint's range inside its limits
 STARTUP_TIMEOUT = 60.0  # [s] of wall time for the node's first /clock
@@ -127,9 +129,19 @@ class DemoController:
         self._lock = threading.Lock()
         self._types = (Float64MultiArray, JointTrajectory, Twist)
         self._pubs = {}
-        for robot in robots:
+        self._joint_state_type = JointState
+        from rclpy.serialization import deserialize_message
+        self._deserialize = deserialize_message
+        # the joint states the controller reads: of every fixed-base robot (or of the first
+        # robot if none); raw, deserialized only when a command is due (every step's message
+        # costs a busy machine's controller more than it needs)
+        readers = [r for r in robots if r.fixed_base] or robots[:1]
+        self._movers = [r for r in robots if r not in readers]      # commanded on their tick
+        for robot in readers:
             node.create_subscription(JointState, robot.topic("joint_states"),
-                                     lambda m, r=robot: self._joint_states(r, m), 50)
+                                     lambda data, r=robot: self._joint_states(r, data), 50,
+                                     raw=True)
+        for robot in robots:
             if robot.fixed_base:
                 self._pubs[robot.topic("joint_trajectory")] = node.create_publisher(
                     JointTrajectory, robot.topic("joint_trajectory"), 10)
@@ -160,27 +172,34 @@ class DemoController:
         self.status = message
 
     # -- the controller ----------------------------------------------------------------------
-    def _joint_states(self, robot: _Robot, message):
-        t = _seconds(message.header)
+    def _joint_states(self, robot: _Robot, data: bytes):
+        sec, nanosec = struct.unpack_from("<iI", data, 4)   # header.stamp, after the CDR header
+        t = sec + nanosec * 1e-9
         self.sim_time = max(self.sim_time, t)
         self._arrived(robot.topic("joint_states"), t)
+        if robot.start is not None and t - robot.last_command < 1.0 / COMMAND_RATE - 1e-9:
+            return
+        message = self._deserialize(data, self._joint_state_type)
         position = dict(zip(message.name, message.position))
         if robot.start is None:
             robot.start = [position[name] for name in robot.joints]
             if robot.fixed_base:
                 self._send_trajectory(robot, t)
-        if t - robot.last_command < 1.0 / COMMAND_RATE - 1e-9:
-            return
         robot.last_command = t
-        if robot.fixed_base:
-            if t < TRAJECTORY_TIME + 0.5:       # the trajectory's, and settling on its end
-                return
+        if robot.fixed_base and t >= TRAJECTORY_TIME + 0.5:   # after the trajectory, settled
             target = self._sinusoid(robot, t)
             robot.errors.append(max(abs(position[name] - q)
-                                    for name, q in zip(robot.joints, self._sinusoid(robot, t))))
+                                    for name, q in zip(robot.joints, target)))
             self._pubs[robot.topic("position_commands")].publish(
                 self._types[0](data=target))
-        elif robot.diff_drive:
+        elif not robot.fixed_base:
+            self._command(robot)
+        for mover in self._movers:
+            self._command(mover)
+
+    def _command(self, robot: _Robot):
+        # a floating-base robot: drive
+        if robot.diff_drive:
             twist = self._types[2]()
             twist.linear.x, twist.angular.z = DRIVE
             self._pubs[robot.topic("cmd_vel")].publish(twist)

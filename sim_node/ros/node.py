@@ -31,6 +31,7 @@ from pathlib import Path
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -170,6 +171,19 @@ class SimNode(Node):
         register_recording_services(self)
         if self._param("record"):
             self.recorder = Recorder(self, self._param("record"))
+
+    # -- endpoints ---------------------------------------------------------------------------
+    # Without QoS event handlers: rclpy's executors rebuild their wait set from every handler
+    # at every wake-up (each arriving command), which cost more than the physics; the
+    # incompatible-QoS warnings they would print are not worth it.
+    def create_publisher(self, *args, **kwargs):
+        kwargs.setdefault("event_callbacks", PublisherEventCallbacks(use_default_callbacks=False))
+        return super().create_publisher(*args, **kwargs)
+
+    def create_subscription(self, *args, **kwargs):
+        kwargs.setdefault("event_callbacks",
+                          SubscriptionEventCallbacks(use_default_callbacks=False))
+        return super().create_subscription(*args, **kwargs)
 
     # -- parameters ------------------------------------------------------------------------
     def _declare_parameters(self):
@@ -329,6 +343,7 @@ class SimNode(Node):
         self.lockstep.close()
         if self._thread is not None:
             self._thread.join()
+        self._fail_jobs()
         if self.recorder is not None:
             self.recorder.close()
         self.sim.close()
@@ -343,7 +358,19 @@ class SimNode(Node):
             return work()
         future = Future()
         self._jobs.put((work, future))
+        if self._stop.is_set():         # the simulation thread may be gone: no one runs it
+            self._fail_jobs()
         return future.result(timeout)
+
+    def _fail_jobs(self):
+        # after the simulation thread ended: every waiting caller gets an error, not a hang
+        while True:
+            try:
+                _, future = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            if future.set_running_or_notify_cancel():
+                future.set_exception(RuntimeError("the simulation node is shutting down"))
 
     def request_steps(self, n: int, on_step=None):
         """While paused: take n steps now (on the simulation thread); on_step(k) after each.

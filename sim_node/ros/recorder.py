@@ -51,10 +51,10 @@ MCAP, files) happens on a writer thread fed by a queue; the simulation thread on
 """
 from __future__ import annotations
 
+import collections
 import json
 import math
 import os
-import queue
 import threading
 import time
 from dataclasses import dataclass, field
@@ -81,6 +81,7 @@ CUSTOM_COMMAND_TOPICS = "sim_node.command_topics"   # JSON [topic]
 CUSTOM_INITIAL_STATE = "sim_node.initial_state_topic"
 # rclpy's own publishers, not the simulation's
 UNRECORDED_TOPICS = frozenset({"/parameter_events", "/rosout"})
+WRITE_PERIOD = 0.02         # [s] wall time the writer thread sleeps when it has caught up
 SCAN_PERIOD = 1.0           # [s] wall time between scans for new publishers and subscriptions
 LATCHED_DEPTH = 10
 
@@ -405,7 +406,9 @@ class Recorder:
         self._node = node
         self._logger = node.get_logger()
         self._registry = TypeRegistry()
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        # to the writer thread; it polls (WRITE_PERIOD): a blocking queue would wake it for
+        # every message and hand the GIL back and forth with the simulation thread each time
+        self._queue: collections.deque = collections.deque()
         self._step_lock = threading.Lock()      # held while a step runs (module docstring)
         self._pending: list = []                # commands delivered since the last step
         self._t0: int | None = None             # [ns] start of the recording
@@ -519,7 +522,7 @@ class Recorder:
                 if self._t0 is None:    # published before the recording: kept for t0
                     self._latched_early.append((topic, data))
                     return
-                self._queue.put((topic, max(self._t0, nanoseconds(sim.getTime())), data,
+                self._queue.append((topic, max(self._t0, nanoseconds(sim.getTime())), data,
                                  False))
 
         qos = QoSProfile(depth=LATCHED_DEPTH, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -535,7 +538,7 @@ class Recorder:
             if self._t0 is not None and pending and not self._closed:
                 t = nanoseconds(sim.getTime())
                 for topic, data, canonical in pending:
-                    self._queue.put((topic, t, data, canonical))
+                    self._queue.append((topic, t, data, canonical))
             self._simulate_step(dt)
             if self._t0 is None:
                 self._begin(sim)
@@ -546,9 +549,9 @@ class Recorder:
         topic = _Topic(node.resolve_topic_name(INITIAL_STATE_TOPIC), INITIAL_STATE_TYPE,
                        [qos_of(QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                                           reliability=ReliabilityPolicy.RELIABLE))])
-        self._queue.put((topic, t0, self._registry.encode_state(sim.getState()), False))
+        self._queue.append((topic, t0, self._registry.encode_state(sim.getState()), False))
         for latched, data in self._latched_early:
-            self._queue.put((latched, t0, data, False))
+            self._queue.append((latched, t0, data, False))
         self._latched_early = []
         self._t0 = t0
 
@@ -557,9 +560,9 @@ class Recorder:
             return
         t = nanoseconds(self._node.sim.getTime())
         if isinstance(message, bytes):
-            self._queue.put((topic, t, message, False))
+            self._queue.append((topic, t, message, False))
         else:
-            self._queue.put((topic, t, serialize_message(message), True))
+            self._queue.append((topic, t, serialize_message(message), True))
 
     # -- the writer thread -------------------------------------------------------------------
     def _write_loop(self):
@@ -568,9 +571,10 @@ class Recorder:
         try:
             while True:
                 try:
-                    item = self._queue.get(timeout=max(0.0, next_flush - time.monotonic()))
-                except queue.Empty:
+                    item = self._queue.popleft()
+                except IndexError:
                     item = None
+                    time.sleep(max(0.0, min(WRITE_PERIOD, next_flush - time.monotonic())))
                 if item is _STOP:
                     break
                 if item is not None:
@@ -613,7 +617,7 @@ class Recorder:
                 node.destroy_subscription(subscription)
             if self._scan_timer is not None:
                 node.destroy_timer(self._scan_timer)
-        self._queue.put(_STOP)
+        self._queue.append(_STOP)
         self._writer_thread.join()
         self._logger.info(f"recording closed: {self.directory}")
 

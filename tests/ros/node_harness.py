@@ -22,11 +22,14 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 REPO = Path(__file__).resolve().parents[2]
-_domains = itertools.count(100 + os.getpid() % 50 * 2)
+# ROS_DOMAIN_ID 1..101: on Linux a higher domain's DDS ports reach into the ephemeral port range,
+# where the kernel may hand them to other sockets (flaky discovery). Consecutive ids from a
+# per-process start, so that concurrent test processes rarely meet.
+_domains = itertools.count(os.getpid() % 101)
 
 
 def next_domain() -> int:
-    return next(_domains) % 200 + 10
+    return next(_domains) % 101 + 1
 
 
 def ros_env(domain: int, **extra) -> dict:
