@@ -48,6 +48,12 @@ class Lockstep:
         self._subscriptions[name] = subscription
         return subscription
 
+    def forget(self, subscription):
+        """A subscription destroyed (its robot deleted): no longer waited for."""
+        for name, known in list(self._subscriptions.items()):
+            if known is subscription:
+                del self._subscriptions[name]
+
     def topics(self) -> list:
         if self._configured:
             return self._configured

@@ -34,7 +34,9 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.subscription import Subscription
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
@@ -136,7 +138,8 @@ class SimNode(Node):
         self.sim = SimpleSimulator(
             self.world, default_plugins=[{"name": n} for n in self._param("default_plugins")],
             create_publisher=self.create_publisher,
-            create_subscription=self.lockstep.subscription_factory)
+            create_subscription=self.lockstep.subscription_factory,
+            destroy_endpoint=self._destroy_endpoint)
         dt = self._param("physics_dt") or self.world.simulation.physics_dt
         self.sim.setSimStep(dt)
         self.sim.enableContactFeedbackAll()
@@ -184,6 +187,14 @@ class SimNode(Node):
         kwargs.setdefault("event_callbacks",
                           SubscriptionEventCallbacks(use_default_callbacks=False))
         return super().create_subscription(*args, **kwargs)
+
+    def _destroy_endpoint(self, endpoint):
+        # a deleted robot's plugin publisher or subscription leaves the ROS graph
+        if isinstance(endpoint, Publisher):
+            self.destroy_publisher(endpoint)
+        elif isinstance(endpoint, Subscription):
+            self.lockstep.forget(endpoint)
+            self.destroy_subscription(endpoint)
 
     # -- parameters ------------------------------------------------------------------------
     def _declare_parameters(self):
@@ -323,13 +334,17 @@ class SimNode(Node):
             self.contacts.world_changed()
         self._tf_next = 0.0
         self._tf_static_pub.publish(self.frames.static(self.sim.getTime()))
+        topics = set()
         for r in range(self.world.numRobots()):
             robot = self.world.robot(r)
             namespace = robot.settings.get("namespace", robot.getName()).strip("/")
             topic = f"{namespace}/robot_description" if namespace else "robot_description"
+            topics.add(topic)
             if topic not in self._descriptions:
                 self._descriptions[topic] = self.create_publisher(String, topic, LATCHED)
             self._descriptions[topic].publish(String(data=robot.urdf.xml))
+        for topic in set(self._descriptions) - topics:      # deleted robots': none latched
+            self.destroy_publisher(self._descriptions.pop(topic))
 
     # -- the simulation thread ---------------------------------------------------------------
     def start(self):

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -219,6 +219,7 @@ class _Slot:
     next_update: float = 0.0         # [s] sensors: sim time of the next update
     readings: dict | None = None     # sensors: the latest readings
     substeps: bool = False           # actuators: the class has a substep phase
+    endpoints: list = field(default_factory=list)   # what its context's factories created
 
     def order(self, num_robots: int) -> int:
         return num_robots if self.robot is None else self.robot
@@ -263,17 +264,19 @@ class SimpleSimulator(Simulator):
     none, ``default_plugins`` (the same form; None: a DefaultSensorEmulator and a
     DefaultActuatorEmulator, as Klamp't does). ``create_publisher`` / ``create_subscription``
     are handed to the plugins in their context (a ROS node's factories). Robots added or
-    removed later (addEntity, removeEntity) gain or lose their plugins the same way.
+    removed later (addEntity, removeEntity) gain or lose their plugins the same way; what a
+    removed robot's plugins created through the factories goes to ``destroy_endpoint``.
     """
 
     def __init__(self, world, *, default_plugins=None, create_publisher=None,
-                 create_subscription=None):
+                 create_subscription=None, destroy_endpoint=None):
         # None while the base class takes the initial state: that state holds no plugin state,
         # so reset() resets every plugin
         self._sensors = None
         self._default_plugins = default_plugins
         self._factories = dict(create_publisher=create_publisher,
                                create_subscription=create_subscription)
+        self._destroy_endpoint = destroy_endpoint
         super().__init__(world)
         # every world-file plugin found, parsed and made before any is configured
         plugins = [(cls(), r, name, config) for r in range(world.numRobots())
@@ -342,13 +345,25 @@ class SimpleSimulator(Simulator):
     def _attach(self, plugin: Plugin, r: int | None, name: str, config):
         ordinal = sum(slot.ctx.name == name and slot.robot == r
                       for slot in self._sensors + self._actuators)
-        ctx = make_context(self, name, r, config.seed if isinstance(config, PluginConfig)
-                           else None, ordinal, **self._factories)
-        call_guarded(plugin, plugin.configure, ctx, config)
-        self._attach_configured(plugin, r, ctx)
+        endpoints = []
 
-    def _attach_configured(self, plugin: Plugin, r: int | None, ctx=None):
-        slot = _Slot(plugin, ctx or plugin.ctx, r, next_update=self.getTime())
+        def recorded(factory):
+            # the factory, keeping what it makes: destroyed when the plugin's robot goes
+            def create(*args, **kwargs):
+                endpoint = factory(*args, **kwargs)
+                endpoints.append(endpoint)
+                return endpoint
+            return None if factory is None else create
+
+        ctx = make_context(self, name, r, config.seed if isinstance(config, PluginConfig)
+                           else None, ordinal,
+                           **{key: recorded(f) for key, f in self._factories.items()})
+        call_guarded(plugin, plugin.configure, ctx, config)
+        self._attach_configured(plugin, r, ctx, endpoints)
+
+    def _attach_configured(self, plugin: Plugin, r: int | None, ctx=None, endpoints=()):
+        slot = _Slot(plugin, ctx or plugin.ctx, r, next_update=self.getTime(),
+                     endpoints=list(endpoints))
         if isinstance(plugin, SensorEmulator):
             if plugin.enabled and not isinstance(plugin.config, SensorConfig):
                 raise TypeError(f"{plugin_label(plugin)}: the Config of a sensor must derive "
@@ -376,6 +391,9 @@ class SimpleSimulator(Simulator):
                 if r is None:
                     call_guarded(slot.plugin, slot.plugin.shutdown)
                     slots.remove(slot)
+                    if self._destroy_endpoint is not None:
+                        for endpoint in slot.endpoints:
+                            self._destroy_endpoint(endpoint)
                     continue
                 slot.robot = r
                 slot.ctx = replace(slot.ctx, robot=r)

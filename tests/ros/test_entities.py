@@ -655,6 +655,16 @@ def test_delete_a_spawned_robot_stops_its_topics_and_frames(sim):
     sim.wait_for("/pendulum/joint_states", seen_pendulum + 20)
     time.sleep(0.2)
     assert all(seconds(m.header.stamp) < t for m in sim.messages("/gone/joint_states"))
+    # and its endpoints left the ROS graph: publishers, command subscriptions, description
+    graph = sim.node
+    deadline = time.monotonic() + 20.0
+    while (graph.count_publishers("/gone/joint_states")
+           + graph.count_subscribers("/gone/joint_commands")
+           + graph.count_subscribers("/gone/position_commands")
+           + graph.count_publishers("/gone/robot_description")) > 0:
+        assert time.monotonic() < deadline, "the deleted robot's endpoints are still there"
+        time.sleep(0.05)
+    assert graph.count_publishers("/pendulum/joint_states") == 1
 
 
 # -- reset_simulation: spawned entities, plugins ------------------------------------------------
