@@ -298,6 +298,7 @@ def main(argv=None) -> int:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+        executor.remove_node(node)
         executor.shutdown()
         node.destroy_node()
         context.try_shutdown()
