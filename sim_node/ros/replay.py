@@ -46,6 +46,7 @@ import yaml
 from sim_node.ros.recorder import (CUSTOM_COMMAND_TOPICS, CUSTOM_INITIAL_STATE, CUSTOM_NODE,
                                    CUSTOM_PARAMETERS, nanoseconds)
 
+MATCH_SETTLE = 0.5     # [s] of wall time after --wait-for subscribers appear
 JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
 FIELDS = ("position", "velocity", "effort")
 REQUIRED_CUSTOM_DATA = (CUSTOM_NODE, CUSTOM_PARAMETERS, CUSTOM_COMMAND_TOPICS,
@@ -467,6 +468,10 @@ def _wait_for_subscribers(node, publishers: dict, topics: list, timeout: float):
             missing = [t for t in topics if publishers[t].get_subscription_count() == 0]
             raise ReplayError(f"no subscriber on {', '.join(missing)} within {timeout:g} s")
         time.sleep(0.01)
+    # the publisher has matched the subscriber; the subscriber's side of the match (its
+    # reliable reader accepting this writer) may complete a moment later, and a sample sent
+    # before it is lost to a volatile reader
+    time.sleep(MATCH_SETTLE)
 
 
 def _play_once(reader, connections, publishers: dict, rate: float) -> int:

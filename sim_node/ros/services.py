@@ -14,7 +14,7 @@ simulation_interfaces 1.6.1 (entity conventions: sim_node/ros/entities.py):
     step_simulation          n steps of a paused simulation
     simulate_steps (action)  n steps of a paused simulation, feedback after each, cancellable
 Our own (sim_node/srv): set_real_time_factor, get_real_time_factor, save_state, restore_state,
-apply_wrench, set_surface, set_padding.
+apply_wrench, set_surface, set_padding (and record: sim_node/ros/recorder.py).
 
 Every callback validates its request and answers a bad one with the standard's result code (our
 services: success false) and a message; an unexpected exception is logged and answered with
@@ -79,7 +79,8 @@ FEATURES = (F.SPAWNING, F.DELETING, F.ENTITY_CATEGORIES, F.SPAWNING_RESOURCE_STR
             F.STEP_SIMULATION_SINGLE, F.STEP_SIMULATION_MULTIPLE, F.STEP_SIMULATION_ACTION)
 CUSTOM_INFO = (
     "sim_node. Own services under the node (sim_node/srv): set_real_time_factor, "
-    "get_real_time_factor, save_state, restore_state, apply_wrench, set_surface, set_padding. "
+    "get_real_time_factor, save_state, restore_state, apply_wrench, set_surface, set_padding, "
+    "record (sim_node/ros/recorder.py). "
     "Entity states: frame 'world'; pose and twist of the entity's frame (robot root link, "
     "object frame), twist in world axes with the velocity of the frame's origin; acceleration "
     "is not measured (zeros). Categories: robots ROBOT, rigid objects OBJECT, terrains "

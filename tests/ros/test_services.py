@@ -167,14 +167,16 @@ def test_features_advertise_the_implemented_services_and_urdf_spawning(client):
         F.SIMULATION_STATE_GETTING, F.SIMULATION_STATE_SETTING, F.SIMULATION_STATE_PAUSE,
         F.STEP_SIMULATION_SINGLE, F.STEP_SIMULATION_MULTIPLE, F.STEP_SIMULATION_ACTION])
     assert list(features.spawn_formats) == ["urdf"]
-    assert "apply_wrench" in features.custom_info
+    for own in ("set_real_time_factor", "get_real_time_factor", "save_state", "restore_state",
+                "apply_wrench", "set_surface", "set_padding", "record"):
+        assert own in features.custom_info
     # each advertised feature's interface is there, and ours
     services = {f"{SIM}/{name}" for name in [
         "spawn_entity", "delete_entity", "get_entities", "get_entity_state",
         "get_entities_states", "set_entity_state", "reset_simulation", "get_simulation_state",
         "set_simulation_state", "step_simulation", "save_state", "restore_state",
         "apply_wrench", "set_surface", "set_padding", "set_real_time_factor",
-        "get_real_time_factor"]}
+        "get_real_time_factor", "record"]}
     wait_until(lambda: services <= {n for n, _ in client.node.get_service_names_and_types()},
                what="every service discovered")
     wait_until(lambda: f"{SIM}/simulate_steps" in {
