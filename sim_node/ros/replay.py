@@ -46,6 +46,8 @@ import yaml
 from sim_node.ros.recorder import (CUSTOM_COMMAND_TOPICS, CUSTOM_INITIAL_STATE, CUSTOM_NODE,
                                    CUSTOM_PARAMETERS, nanoseconds)
 
+PLAYBACK_DEPTH = 1000  # history of the played volatile topics (_qos_profile)
+ACK_TIMEOUT = 5.0      # [s] longest wait for the subscribers to acknowledge the last samples
 MATCH_SETTLE = 0.5     # [s] of wall time after --wait-for subscribers appear
 JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
 FIELDS = ("position", "velocity", "effort")
@@ -393,15 +395,19 @@ def _is_state_topic(connection, commands: set) -> bool:
 
 def _qos_profile(connection):
     """The rclpy QoSProfile of a bag connection's first offered QoS (depth 10, reliable,
-    volatile when the bag records none)."""
+    volatile when the bag records none), its history at least PLAYBACK_DEPTH deep: a volatile
+    topic is played in bursts, and a reliable writer drops samples a slow reader has not
+    acknowledged once they fall out of its history."""
     from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
     offered = getattr(connection.ext, "offered_qos_profiles", None) or []
     if not offered:
-        return QoSProfile(depth=10)
+        return QoSProfile(depth=PLAYBACK_DEPTH)
     qos = offered[0]
+    latched = qos.durability.name == "TRANSIENT_LOCAL"
     return QoSProfile(history=HistoryPolicy[qos.history.name],
-                      depth=max(1, int(qos.depth)),
+                      depth=max(1, int(qos.depth)) if latched
+                      else max(PLAYBACK_DEPTH, int(qos.depth)),
                       reliability=ReliabilityPolicy[qos.reliability.name],
                       durability=DurabilityPolicy[qos.durability.name])
 
@@ -412,6 +418,7 @@ def play_states(path: Path, rate: float, loop: bool, wait_for: list, wait_timeou
     published."""
     out = out or sys.stdout
     import rclpy
+    from rclpy.duration import Duration
     from rclpy.signals import SignalHandlerOptions
 
     reader = open_bag(path)
@@ -440,6 +447,9 @@ def play_states(path: Path, rate: float, loop: bool, wait_for: list, wait_timeou
                         break
             except KeyboardInterrupt:
                 pass
+            # the last samples reach the subscribers before the node goes
+            for publisher in publishers.values():
+                publisher.wait_for_all_acked(Duration(seconds=ACK_TIMEOUT))
             counts = {}
             for c in connections:
                 counts[c.topic] = counts.get(c.topic, 0) + c.msgcount
