@@ -109,9 +109,6 @@ MALFORMED = {
     "missing_mass": (robot('<link name="a"><inertial><inertia ixx="1" ixy="0" ixz="0" iyy="1" '
                            'iyz="0" izz="1"/></inertial></link>'),
                      "link 'a' <inertial>", "missing <mass>"),
-    "negative_mass": (robot('<link name="a"><inertial><mass value="-1"/><inertia ixx="1" ixy="0" '
-                            'ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'),
-                      "link 'a' <inertial> <mass>", "negative mass"),
     "not_a_number": (robot('<link name="a"><inertial><mass value="heavy"/></inertial></link>'),
                      "<mass>", "is not a number"),
     "unknown_joint_type": (two_links('<joint name="j" type="screw"><parent link="a"/>'
@@ -138,15 +135,21 @@ MALFORMED = {
     "zero_axis": (two_links('<joint name="j" type="continuous"><parent link="a"/>'
                             '<child link="b"/><axis xyz="0 0 0"/></joint>'),
                   "joint 'j' <axis>", "non-zero"),
-    "mimic_missing_joint": (two_links('<joint name="j" type="continuous"><parent link="a"/>'
-                                      '<child link="b"/><mimic joint="k"/></joint>'),
-                            "joint 'j' <mimic>", "names missing joint 'k'"),
     "duplicate_link": (robot(LINK_A + LINK_A), "link 'a'", "duplicate link name"),
-    "unknown_shape": (robot('<link name="a"><visual><geometry><cone radius="1"/></geometry>'
-                            '</visual></link>'), "<cone>", "unknown shape"),
-    "inertia_not_psd": (robot('<link name="a"><inertial><mass value="1"/><inertia ixx="1" ixy="5" '
-                              'ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'),
-                        "<inertia>", "not positive semi-definite"),
+    "unknown_collision_shape": (robot('<link name="a"><collision><geometry><cone radius="1"/>'
+                                      '</geometry></collision></link>'), "<cone>", "unknown shape"),
+    "zero_radius_collision": (robot('<link name="a"><collision><geometry><sphere radius="0"/>'
+                                    '</geometry></collision></link>'), "<sphere>",
+                              "radius must be positive"),
+    "empty_collision_geometry": (robot('<link name="a"><collision><geometry/></collision></link>'),
+                                 "<collision> <geometry>", "is empty"),
+    "too_few_numbers": (robot('<link name="a"><collision><origin xyz="1 2"/><geometry><box '
+                              'size="1 1 1"/></geometry></collision></link>'), "<origin>",
+                        "needs 3 numbers"),
+    "huge_number": (robot('<link name="a"><inertial><mass value="1e300"/><inertia ixx="1" ixy="0" '
+                          'ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'), "<mass>",
+                    "exceeds"),
+    "not_utf8": (robot('<link name="caf\xe9"/>'), "document", "not valid utf-8"),
 }
 
 
@@ -154,7 +157,7 @@ MALFORMED = {
 def test_malformed_urdf_raises_an_error_naming_file_element_line_and_problem(case, tmp_path):
     xml, element, problem = MALFORMED[case]
     path = tmp_path / f"{case}.urdf"
-    path.write_text(xml)
+    path.write_bytes(xml.encode("latin-1") if case == "not_utf8" else xml.encode())
     with pytest.raises(sim_node.URDFError) as info:
         parse_urdf(path)
     message = str(info.value)
@@ -175,12 +178,12 @@ def test_error_line_points_at_the_offending_element(tmp_path):
     assert f"{path}:4: joint 'j'" in str(info.value)
 
 
-def test_unreadable_mesh_is_reported(tmp_path):
+def test_unreadable_collision_mesh_is_an_error(tmp_path):
     (tmp_path / "junk.stl").write_bytes(b"\x00\x01 not a mesh")
     path = tmp_path / "r.urdf"
-    path.write_text(robot('<link name="a"><visual><geometry><mesh filename="junk.stl"/>'
-                          '</geometry></visual></link>'))
-    with pytest.raises(sim_node.URDFError, match=r"link 'a' <visual> <mesh>: mesh junk.stl"):
+    path.write_text(robot('<link name="a"><collision><geometry><mesh filename="junk.stl"/>'
+                          '</geometry></collision></link>'))
+    with pytest.raises(sim_node.URDFError, match=r"link 'a' <collision> <mesh>: mesh junk.stl"):
         parse_urdf(path)
 
 

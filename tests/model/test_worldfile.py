@@ -85,7 +85,8 @@ BAD_WORLDS = {
                        "9.0 is outside the limits"),
     "quaternion": (ARM_ENTRY + "    pose: {orientation: [0, 0, 0, 2]}\n", 4, "must be unit"),
     "missing_urdf": ("robots:\n  - name: a\n    urdf: nope.urdf\n", 2, "no such file"),
-    "missing_name": ("terrains:\n  - geometry: {plane: {}}\n", 2, "missing required key 'name'"),
+    "name_given_twice": ("terrains:\n  - {name: t, geometry: {plane: {}}}\n"
+                         "  - {name: t, geometry: {plane: {}}}\n", None, "duplicate entity names ['t']"),
     "missing_mesh": ("terrains:\n  - name: t\n    geometry: {mesh: nope.stl}\n", 3,
                      "mesh file not found"),
     "two_shapes": ("rigid_objects:\n  - name: o\n    mass: 1\n    geometry: {box: [1, 1, 1], "
@@ -165,8 +166,11 @@ def test_klampt_style_loaders(tmp_path):
     assert mesh_object.getMass().getMass() == 20.0
     assert world.readFile(REPO / "data" / "robots" / "pendulum" / "pendulum.urdf")
     assert world.numRobots() == 1 and world.numIDs() == 1 + 2 + (1 + 2)
+    # the same file again: a unique name, unless one is given
+    assert world.loadRigidObject(one_link).getName() == "crate_1"
+    assert world.loadRigidObject(one_link).getName() == "crate_2"
     with pytest.raises(ValueError, match="already has an entity named 'crate'"):
-        world.loadRigidObject(one_link)
+        world.loadRigidObject(one_link, name="crate")
     with pytest.raises(sim_node.ModelLoadError, match="unknown world file type"):
         world.readFile(tmp_path / "world.txt")
 
