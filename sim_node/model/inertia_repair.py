@@ -15,7 +15,9 @@ break this (CAD exports, hand-typed values, products of inertia of the wrong sig
 
 sim_node's rule keeps as much of the file as it can and warns (URDFWarning) naming the link:
 
-1. Negative mass: the link is read as massless (mass 0, no inertia); rule 3 then applies.
+1. Negative mass, or zero mass with a non-zero inertia tensor (a body without mass has no
+   rotational inertia; PyBullet's static bases are written so): the link is read as massless
+   (mass 0, no inertia); rule 3 then applies if it moves.
 2. Invalid rotational inertia (a triangle inequality violated by more than 1e-6 of the largest
    moment, or a negative moment; moments below 1e-15 kg m² count as zero): the principal axes are kept and the moments are replaced by the
    nearest point (Euclidean distance) of the valid cone {λi <= λj + λk}. The valid set is
@@ -29,6 +31,15 @@ sim_node's rule keeps as much of the file as it can and warns (URDFWarning) nami
    (1 kg when the whole robot is massless). A massless body that carries massive children is left
    alone: its joint's inertia comes from the children (the common "virtual link" between two
    joints), as in Pinocchio and PyBullet.
+
+4. A moving body with mass whose rotational inertia about its centre of mass (its links
+   combined) has a principal moment below 1e-4 of the largest: a point mass or a thin rod, which
+   make the mass matrix singular or nearly so (a floating rod spins freely about its axis;
+   PyBullet's random_urdfs write (1, 1, 0), iCub's links are point masses). The heaviest link of
+   the body gets an isotropic inertia added so that the smallest moment is 1e-4 of the largest,
+   or, for a point mass, the inertia of a water-density solid sphere of the body's mass.
+   (Combinations of joints that move no mass, e.g. two coaxial joints around a massless link,
+   are not detected.)
 
 A link without <inertial> is massless (the ROS convention; Pinocchio does the same), and rule 3
 covers it when it moves. ``robot.urdf.inertia_repairs`` lists every repaired link as
@@ -49,6 +60,7 @@ WATER_DENSITY = 1000.0          # [kg/m³], Drake's plausible density
 TRIANGLE_TOLERANCE = 1e-6       # relative to the largest principal moment: rounding in files
 ZERO_MOMENT = 1e-15             # [kg m²] moments this small are zero (no real link is that light)
 MASSLESS_BODY_FRACTION = 1e-3   # of the robot's mass, for a massless moving subtree (rule 3)
+DEGENERATE_RATIO = 1e-4         # smallest / largest principal moment of a moving body (rule 4)
 
 # rows a of the valid cone {λ : a · λ <= 0}: λi - λj - λk <= 0
 _CONE = np.array([[1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]])
@@ -96,6 +108,11 @@ def repair_link_inertial(inertial):
     if inertial.mass < 0:
         fixed = replace(inertial, mass=0.0, inertia=np.zeros((3, 3)))
         return fixed, f"negative mass {inertial.mass:g} kg: read as a massless link"
+    if inertial.mass == 0:
+        if np.any(inertial.inertia != 0):
+            fixed = replace(inertial, inertia=np.zeros((3, 3)))
+            return fixed, "zero mass with a non-zero inertia: read as a massless link"
+        return inertial, ""
     tensor = 0.5 * (inertial.inertia + inertial.inertia.T)
     moments, axes = np.linalg.eigh(tensor)
     if is_valid_moments(moments):
@@ -108,9 +125,9 @@ def repair_link_inertial(inertial):
     else:
         inertia = axes @ np.diag(repaired) @ axes.T
         how = f"principal moments set to the nearest valid ones {_fmt(repaired)}"
-    problem = ("not positive semi-definite" if moments.min() < 0
-               else "violates the triangle inequality")
-    note = (f"inertia with principal moments {_fmt(moments)} kg m^2 is {problem}: {how}")
+    problem = ("are not all non-negative" if moments.min() < 0
+               else "violate the triangle inequality")
+    note = f"principal moments of inertia {_fmt(moments)} kg m^2 {problem}: {how}"
     return replace(inertial, inertia=0.5 * (inertia + inertia.T)), note
 
 
@@ -119,74 +136,138 @@ def total_mass(urdf) -> float:
                      if link.inertial is not None))
 
 
-def repair_massless_moving_bodies(urdf, floating: bool):
-    """`urdf` with rule 3 applied (a new URDFRobot when something changed; URDFWarnings issued).
-
-    `floating`: whether the root body moves (a free joint attaches it to the world)."""
-    from sim_node.model.urdf import Inertial
-
-    # bodies: links merged across fixed joints (a union-find over the fixed joints). A floating
-    # robot rooted at 'world' floats the world's child: that weld does not merge.
-    group = {name: name for name in urdf.links}
-
-    def find(name):
-        while group[name] != name:
-            group[name] = group[group[name]]
-            name = group[name]
-        return name
-
+def _welded_to(urdf, link: str) -> list:
+    """`link` and every link joined to it through fixed joints below it."""
     children = {}
     for joint in urdf.joints.values():
         children.setdefault(joint.parent, []).append(joint)
-        floats_here = floating and urdf.root == "world" and joint.parent == "world"
-        if joint.type == "fixed" and not floats_here:
-            group[find(joint.child)] = find(joint.parent)
+    found, stack = [], [link]
+    while stack:
+        name = stack.pop()
+        found.append(name)
+        stack += [j.child for j in children.get(name, []) if j.type == "fixed"]
+    return found
 
-    # the moving bodies' first links, and every link in tree order (iterative walk)
-    heads = []
-    if floating:
-        heads.append(urdf.root if urdf.root != "world" else None)
+
+def root_body_mass(urdf) -> float:
+    """Mass of the root link and the links welded to it [kg]."""
+    return float(sum(urdf.links[n].inertial.mass for n in _welded_to(urdf, urdf.root)
+                     if urdf.links[n].inertial is not None))
+
+
+def repair_moving_bodies(urdf, floating: bool):
+    """`urdf` with rules 3 and 4 applied (a new URDFRobot when something changed; URDFWarnings
+    issued). `floating`: whether the root body moves (a free joint attaches it to the world)."""
+    from sim_node.model.urdf import Inertial
+
+    children, parent_joint = {}, {}
+    for joint in urdf.joints.values():
+        children.setdefault(joint.parent, []).append(joint)
+        parent_joint[joint.child] = joint
+    world_floats = floating and urdf.root == "world"
+
+    def moves(joint) -> bool:
+        return joint.type != "fixed" or (world_floats and joint.parent == "world")
+
+    # link poses in the root frame at the zero configuration, and tree order (iterative)
+    R_root, p_root = {urdf.root: np.eye(3)}, {urdf.root: np.zeros(3)}
     order, stack = [], [urdf.root]
     while stack:
         link = stack.pop()
         order.append(link)
         for joint in children.get(link, []):
-            if joint.type != "fixed" or (floating and urdf.root == "world"
-                                         and joint.parent == "world"):
-                heads.append(joint.child)
+            R_root[joint.child] = R_root[link] @ joint.origin.R
+            p_root[joint.child] = p_root[link] + R_root[link] @ joint.origin.p
             stack.append(joint.child)
-    heads = [h for h in heads if h is not None]
-
-    # mass of each link's subtree, accumulated leaves first
-    subtree = {name: (link.inertial.mass if link.inertial is not None else 0.0)
-               for name, link in urdf.links.items()}
-    parent_of = {joint.child: joint.parent for joint in urdf.joints.values()}
+    # bodies: each moving body's first link and the links welded to it
+    heads = [urdf.root] if floating and urdf.root != "world" else []
+    heads += [link for link in order if link in parent_joint and moves(parent_joint[link])]
+    body_of = {}
+    for link in order:
+        joint = parent_joint.get(link)
+        body_of[link] = link if joint is None or moves(joint) else body_of[joint.parent]
+    members = {head: [] for head in heads}
+    for link in order:
+        if body_of[link] in members:
+            members[body_of[link]].append(link)
+    subtree_mass = {link: _mass(urdf.links[link]) for link in order}
     for link in reversed(order):
-        if link in parent_of:
-            subtree[parent_of[link]] += subtree[link]
-    # a body's subtree: the subtrees of its head link plus those of links welded to it that hang
-    # from other bodies' links are already inside, since welded links are descendants of the head
-    massless = [h for h in heads if subtree[h] == 0.0]
-    if not massless:
-        return urdf
+        if link in parent_joint:
+            subtree_mass[parent_joint[link].parent] += subtree_mass[link]
 
     robot_mass = total_mass(urdf)
-    mass = MASSLESS_BODY_FRACTION * robot_mass if robot_mass > 0 else 1.0
+    dummy_mass = MASSLESS_BODY_FRACTION * robot_mass if robot_mass > 0 else 1.0
     links = dict(urdf.links)
     repairs = dict(urdf.inertia_repairs)
-    for head in massless:
-        link = links[head]
-        used = Inertial(mass=mass, com=np.zeros(3), inertia=plausible_sphere_inertia(mass))
-        links[head] = replace(link, inertial=used)
-        repairs[head] = (repairs.get(head, (link.inertial, None))[0], used)
-        what = "no <inertial>" if link.inertial is None else "zero mass"
-        warnings.warn(URDFWarning(
-            urdf.source, f"link '{head}'",
-            f"{what} on a moving body that carries no mass (its joint would have no inertia): "
-            f"given a water-density solid sphere of {mass:g} kg at the link origin "
-            f"({'0.1 % of the robot' if robot_mass > 0 else 'the robot is massless'})", link.line),
-            stacklevel=3)
+    notes = []
+    for head in heads:
+        if subtree_mass[head] == 0.0:                                              # rule 3
+            link = links[head]
+            used = Inertial(mass=dummy_mass, com=np.zeros(3),
+                            inertia=plausible_sphere_inertia(dummy_mass))
+            what = "no <inertial>" if link.inertial is None else "zero mass"
+            notes.append((link, f"{what} on a moving body that carries no mass (its joint would "
+                          f"have no inertia): given a water-density solid sphere of "
+                          f"{dummy_mass:g} kg at the link origin ("
+                          + ("0.1 % of the robot's mass)" if robot_mass > 0
+                             else "the robot is massless)")))
+            changed = {head: used}
+        else:
+            changed, note = _degenerate_body(links, members[head], R_root)          # rule 4
+            if not changed:
+                continue
+            notes.append((links[head], note))
+        for name, used in changed.items():
+            written = repairs.get(name, (links[name].inertial, None))[0]
+            links[name] = replace(links[name], inertial=used)
+            repairs[name] = (written, used)
+    if not notes:
+        return urdf
+    for link, note in notes:
+        warnings.warn(URDFWarning(urdf.source, f"link '{link.name}'", note, link.line),
+                      stacklevel=3)
     return replace(urdf, links=links, inertia_repairs=repairs)
+
+
+def _mass(link) -> float:
+    return link.inertial.mass if link.inertial is not None else 0.0
+
+
+def _degenerate_body(links, names, R_root):
+    """Rule 4 for the body made of the links `names`: ({link: Inertial used} or {}, note)."""
+    parts = [(name, links[name].inertial) for name in names
+             if links[name].inertial is not None and links[name].inertial.mass > 0]
+    if not parts:
+        return {}, ""     # massless, carrying mass: its joint's inertia comes from below
+    head = names[0]
+    mass = sum(i.mass for _, i in parts)
+    # the body's rotational inertia about its com, in the head link's axes (welded links keep
+    # their relative poses, so any configuration serves)
+    R_h = R_root[head]
+    placed = []
+    for name, inertial in parts:
+        R = R_h.T @ R_root[name]
+        placed.append((inertial.mass, R @ inertial.com, R @ inertial.inertia @ R.T, R))
+    com = sum(m * c for m, c, _, _ in placed) / mass
+    inertia = sum(I + m * ((c - com) @ (c - com) * np.eye(3) - np.outer(c - com, c - com))
+                  for m, c, I, _ in placed)
+    moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
+    largest = float(moments.max())
+    heaviest, heavy_inertial = max(parts, key=lambda item: item[1].mass)
+    R_heavy = dict((n, R) for (n, _), (_, _, _, R) in zip(parts, placed))[heaviest]
+    if largest <= ZERO_MOMENT:
+        added = plausible_sphere_inertia(mass)
+        how = f"the inertia of a water-density solid sphere of {mass:g} kg added"
+    elif moments.min() < DEGENERATE_RATIO * largest:
+        added = np.eye(3) * (DEGENERATE_RATIO * largest - moments.min())
+        how = f"{added[0, 0]:.3g} kg m^2 added about every axis"
+    else:
+        return {}, ""
+    used = replace(heavy_inertial, inertia=heavy_inertial.inertia + R_heavy.T @ added @ R_heavy)
+    note = (f"the body has mass but its principal moments of inertia {_fmt(moments)} kg m^2 "
+            f"nearly vanish (a point mass or a thin rod: a singular mass matrix): {how} "
+            f"(at link '{heaviest}')")
+    return {heaviest: used}, note
 
 
 def _fmt(values) -> str:

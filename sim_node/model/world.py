@@ -153,8 +153,9 @@ class WorldModel:
                   R=np.eye(3), t=np.zeros(3), package_dirs=None,
                   xacro_args: dict | None = None) -> RobotModel:
         """Load a robot from a URDF or xacro file path or a URDF XML string, placing its root at
-        (R, t). fixed_base None: fixed iff the URDF root link is 'world' or the robot has no mass
-        at all (PyBullet's static objects, e.g. plane.urdf). Without `name` the robot is named
+        (R, t). fixed_base None: fixed iff the URDF root link is 'world' or the root body (the root
+        link and the links welded to it) has no mass (PyBullet's convention for static bases:
+        plane.urdf, cartpole.urdf's slide bar). Without `name` the robot is named
         after the URDF, made unique in this world (``box``, ``box_1``, ...); an explicit `name`
         that is taken is an error. `package_dirs`: searched first for package:// and $(find);
         `xacro_args`: {name: value} arguments of a .xacro file."""
@@ -169,10 +170,10 @@ class WorldModel:
         avoids the names in `taken`."""
         urdf = parse_urdf(path_or_urdf, package_dirs=package_dirs, xacro_args=xacro_args)
         R, t = _rigid_transform(R, t)
-        if fixed_base is None and urdf.root != "world" and inertia_repair.total_mass(urdf) == 0:
-            fixed_base = True
+        if fixed_base is None and urdf.root != "world" and inertia_repair.root_body_mass(urdf) == 0:
+            fixed_base = True       # PyBullet's convention: a massless base is static
         floating = fixed_base is False if urdf.root == "world" else not fixed_base
-        urdf = inertia_repair.repair_massless_moving_bodies(urdf, floating)
+        urdf = inertia_repair.repair_moving_bodies(urdf, floating)
         structure = build_robot(urdf, fixed_base, R, t)
         return RobotModel(name or self.uniqueName(urdf.name, taken), urdf, structure)
 
