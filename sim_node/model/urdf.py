@@ -374,7 +374,7 @@ class _Parser:
         try:
             return self.geometry_element(el, what)
         except URDFError as exc:
-            self.warn(el, what, f"visual dropped: {exc.element}: {exc.problem}", line=exc.line)
+            self.warn(el, exc.element, f"visual dropped: {exc.problem}", line=exc.line)
             return None
 
     def geometry_element(self, el, what: str) -> GeometryElement:
