@@ -99,7 +99,9 @@ def _describe(exc: Exception) -> str:
     name = type(exc).__name__
     text = str(exc) or name
     if name == "ArgException":
-        return f"undefined substitution argument '{text}' (pass it in xacro_args)"
+        return f"Undefined substitution argument {text} (pass it in xacro_args)"
+    if text.startswith("Undefined substitution argument"):
+        return f"{text} (pass it in xacro_args)"
     if isinstance(exc, (NameError, SyntaxError, TypeError, ZeroDivisionError)):
         return f"cannot evaluate an expression: {text}"
     return text
