@@ -18,7 +18,7 @@ from sim_node.model.builder import build_robot
 from sim_node.model.errors import ModelLoadError, URDFError
 from sim_node.model.robot import Mass, RobotModel
 from sim_node.model.surface import DEFAULT_PADDING, SurfaceParameters
-from sim_node.model.urdf import GeometryElement, Origin, parse_urdf
+from sim_node.model.urdf import GeometryElement, Origin, URDFRobot, parse_urdf
 from sim_node.model.xacro_files import is_xacro
 
 MESH_SUFFIXES = (".stl", ".obj", ".dae", ".ply", ".off")
@@ -166,9 +166,12 @@ class WorldModel:
 
     def makeRobot(self, path_or_urdf, fixed_base=None, *, name=None, R=np.eye(3),
                   t=np.zeros(3), package_dirs=None, xacro_args=None, taken=()) -> RobotModel:
-        """Build a robot without adding it to the world (see loadRobot); a generated name also
-        avoids the names in `taken`."""
-        urdf = parse_urdf(path_or_urdf, package_dirs=package_dirs, xacro_args=xacro_args)
+        """Build a robot without adding it to the world (see loadRobot); `path_or_urdf` may also
+        be a parsed URDFRobot. A generated name also avoids the names in `taken`."""
+        if isinstance(path_or_urdf, URDFRobot):
+            urdf = path_or_urdf
+        else:
+            urdf = parse_urdf(path_or_urdf, package_dirs=package_dirs, xacro_args=xacro_args)
         R, t = _rigid_transform(R, t)
         if fixed_base is None and urdf.root != "world" and inertia_repair.root_body_mass(urdf) == 0:
             fixed_base = True       # PyBullet's convention: a massless base is static
