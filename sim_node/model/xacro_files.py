@@ -12,6 +12,7 @@ Errors (xacro's own, XML errors, undefined arguments, missing includes or packag
 """
 from __future__ import annotations
 
+import re
 import threading
 import xml.parsers.expat
 from contextlib import contextmanager
@@ -76,11 +77,18 @@ def expand(path: Path, args: dict | None, search: PackageSearch) -> str:
             xacro.all_includes.clear()     # xacro appends every include here and never clears
 
 
+_PLAIN_SUBSTITUTIONS = re.compile(r"\$\((?!(?:env|optenv|find)\s)")
+
+
 def resolve_substitutions(text: str, search: PackageSearch) -> str:
     """`text` with the substitution args ``$(env X)``, ``$(optenv X default)``, ``$(find pkg)``
-    expanded as xacro would. Raises ValueError naming the problem."""
+    expanded as xacro would. Others (``$(arg ...)``, ``$(eval ...)``, which would evaluate an
+    expression from a plain URDF) are refused. Raises ValueError naming the problem."""
     from xacro import substitution_args
 
+    if _PLAIN_SUBSTITUTIONS.search(text):
+        raise ValueError("only $(env ...), $(optenv ...) and $(find ...) are expanded in a URDF; "
+                         "use a .xacro file for the others")
     with _LOCK, _find_hook(search):
         try:
             return substitution_args.resolve_args(text, context={"arg": {}})

@@ -150,6 +150,9 @@ MALFORMED = {
                           'ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'), "<mass>",
                     "exceeds"),
     "not_utf8": (robot('<link name="caf\xe9"/>'), "document", "not valid utf-8"),
+    "eval_substitution": (robot('<link name="a"><collision><origin xyz="$(eval 9**9**9) 0 0"/>'
+                                '<geometry><box size="1 1 1"/></geometry></collision></link>'),
+                          "<origin>", "only $(env ...), $(optenv ...) and $(find ...) are expanded"),
 }
 
 
