@@ -11,6 +11,7 @@ from scipy.optimize import nnls
 from transforms3d.euler import euler2mat
 
 import sim_node
+import sim_node.model.urdf
 from sim_node.engine import crba
 from sim_node.model import inertia_repair as ir
 from sim_node.model.urdf import Inertial
@@ -183,3 +184,15 @@ def test_a_massless_base_is_static_as_in_pybullet_and_a_massless_dummy_root_is_n
                      '<joint name="f" type="fixed"><parent link="base_link"/>'
                      '<child link="base_inertia"/></joint>')
     assert load(ros_style)[0].structure.floating
+
+
+def test_parsing_and_repairing_a_1500_link_chain_needs_no_recursion():
+    # every walk of the parser and of the repair is iterative (the builder's is the joint work's)
+    n = 1500
+    links = "".join(f'<link name="l{i}">{inertial(0.1 if i % 2 else 0.0)}</link>' for i in range(n))
+    joints = "".join(f'<joint name="j{i}" type="continuous"><parent link="l{i}"/><child '
+                     f'link="l{i + 1}"/><origin xyz="0 0 0.01"/></joint>' for i in range(n - 1))
+    urdf = sim_node.model.urdf.parse_urdf(f'<robot name="chain">{links}{joints}</robot>')
+    repaired = ir.repair_moving_bodies(urdf, floating=True)
+    assert repaired is urdf            # massless links carry mass below them: nothing to repair
+    assert ir.total_mass(urdf) == pytest.approx(0.1 * (n // 2))
