@@ -113,7 +113,7 @@ class URDFRobot:
     joints: dict         # name -> Joint, in document order
     root: str            # the root link
     source: str          # file path or '<string>'
-    xml: str = field(repr=False, default="")
+    xml: str = field(repr=False, default="")   # the document (repaired if it had to be)
     # link name -> (Inertial as written or None, Inertial used) for every repaired inertia
     inertia_repairs: dict = field(repr=False, default_factory=dict)
 
@@ -261,12 +261,15 @@ class _Parser:
 
     # -- document -----------------------------------------------------------------------------
 
-    def clean(self, data: bytes, from_string: bool) -> bytes:
-        """The document without its XML declaration (blanked in place, so line numbers stay),
-        decoded by the declared encoding and without trailing NUL bytes, as UTF-8."""
+    def clean(self, data: bytes, from_string: bool) -> tuple[bytes, str]:
+        """(the document without its XML declaration (blanked in place, so line numbers stay),
+        decoded by the declared encoding and without trailing NUL bytes, as UTF-8; the text to
+        keep as the robot description: the original, or the cleaned one if it was repaired)."""
+        repairs_before = len(self.warnings)
         if data.startswith(codecs.BOM_UTF8):
             data = data[len(codecs.BOM_UTF8):]
         encoding = "utf-8"
+        original = data
         stripped = data.lstrip(b" \t\r\n")
         declaration = _XML_DECLARATION.match(stripped)
         if declaration is not None:
@@ -290,7 +293,9 @@ class _Parser:
             self.warn(None, "document", "NUL byte(s) after the end of the document: ignored",
                       line=body.count(b"\n") + 1)
         try:
-            return body.decode(encoding).encode("utf-8")
+            text = body.decode(encoding)
+            kept = text if len(self.warnings) > repairs_before else original.decode(encoding)
+            return text.encode("utf-8"), kept
         except LookupError:
             raise URDFError(self.source, "XML declaration",
                             f"unknown encoding '{encoding}'", 1) from None
@@ -300,7 +305,7 @@ class _Parser:
                             f"at offset {exc.start}", line) from None
 
     def parse(self, data: bytes, from_string: bool = False) -> URDFRobot:
-        xml = self.clean(data, from_string)
+        xml, description = self.clean(data, from_string)
         parser = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True)
         try:
             root = etree.fromstring(xml, parser)
@@ -331,7 +336,7 @@ class _Parser:
         joints = self.check_mimics(joints)
         root_link = self.check_tree(name, links, joints)
         return URDFRobot(name=name, links=links, joints=joints, root=root_link,
-                         source=self.source, xml=xml.decode("utf-8"),
+                         source=self.source, xml=description,
                          inertia_repairs=dict(self.inertia_repairs))
 
     def link(self, el) -> Link:
