@@ -50,7 +50,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -61,6 +61,14 @@ TRIANGLE_TOLERANCE = 1e-6       # relative to the largest principal moment: roun
 ZERO_MOMENT = 1e-15             # [kg m²] moments this small are zero (no real link is that light)
 MASSLESS_BODY_FRACTION = 1e-3   # of the robot's mass, for a massless moving subtree (rule 3)
 DEGENERATE_RATIO = 1e-4         # smallest / largest principal moment of a moving body (rule 4)
+
+@dataclass(frozen=True)
+class Inertial:
+    """A link's <inertial> (sim_node.model.urdf re-exports it)."""
+    mass: float            # [kg]
+    com: np.ndarray        # centre of mass in the link frame [m]
+    inertia: np.ndarray    # 3x3 about the com, link axes [kg m^2]
+
 
 # rows a of the valid cone {λ : a · λ <= 0}: λi - λj - λk <= 0
 _CONE = np.array([[1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]])
@@ -158,8 +166,6 @@ def root_body_mass(urdf) -> float:
 def repair_moving_bodies(urdf, floating: bool):
     """`urdf` with rules 3 and 4 applied (a new URDFRobot when something changed; URDFWarnings
     issued). `floating`: whether the root body moves (a free joint attaches it to the world)."""
-    from sim_node.model.urdf import Inertial
-
     children, parent_joint = {}, {}
     for joint in urdf.joints.values():
         children.setdefault(joint.parent, []).append(joint)

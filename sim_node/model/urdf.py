@@ -33,6 +33,7 @@ from transforms3d.euler import euler2mat
 from sim_node.model import geometry as geo
 from sim_node.model import inertia_repair
 from sim_node.model.errors import URDFError, URDFWarning
+from sim_node.model.inertia_repair import Inertial
 from sim_node.model.packages import PackageSearch
 from sim_node.model.xacro_files import expand as expand_xacro
 from sim_node.model.xacro_files import is_xacro, resolve_substitutions
@@ -51,13 +52,6 @@ MAX_MAGNITUDE = 1e15
 class Origin:
     R: np.ndarray = field(default_factory=lambda: np.eye(3))  # rotation child -> parent
     p: np.ndarray = field(default_factory=lambda: np.zeros(3))
-
-
-@dataclass(frozen=True)
-class Inertial:
-    mass: float
-    com: np.ndarray        # centre of mass in the link frame [m]
-    inertia: np.ndarray    # 3x3 about the com, link axes [kg m^2]
 
 
 @dataclass(frozen=True)
