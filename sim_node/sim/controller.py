@@ -14,8 +14,10 @@ that is q itself). Full vectors are accepted too, so Klamp't-style code can pass
 configuration: q-sized for positions (a floating base's 7 entries are ignored), v-sized for
 velocities and torques. ``getSensed*`` return the full q and v of the robot.
 
-The robot starts under PID holding its initial configuration with the gains of the world file
-(zero gains, i.e. limp, when it gives none). Motion-queue commands (setMilestone, addMilestone,
+The robot starts under PID holding its initial configuration. A joint named in the world file's
+`controller` gains takes all three gains from there (absent ones are 0); every other joint gets
+the default gains derived from the robot (sim_node.sim.gains: a critically damped PID from the
+mass-matrix diagonal at the initial configuration and the effort limit). Motion-queue commands (setMilestone, addMilestone,
 addMilestoneLinear, setLinear/addLinear, setCubic/addCubic, setVelocity) are evaluated at the
 controller's rate (``setRate``, 10 ms by default) and the PID target moves on linearly with the
 queue's velocity between two evaluations, at every physics substep.
@@ -26,6 +28,9 @@ import math
 
 import numpy as np
 
+from sim_node.engine import crba
+from sim_node.engine.model import Data
+from sim_node.sim.gains import default_pid_gains
 from sim_node.sim.motionqueue import MotionQueue
 
 ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID = 0, 1, 2
@@ -69,14 +74,21 @@ class SimRobotController:
         self._offset = self._scene.robot_joint_offset[index]
 
     def _set_initial_gains(self):
+        # defaults from the robot, then the world file's gains joint by joint
         gains = self._robot.settings.get("controller", {}) if isinstance(
             self._robot.settings, dict) else {}
         st = self._robot.structure
-        scene, r = self._scene, self._index
-        for key, array in (("kp", scene.robot_kp[r]), ("ki", scene.robot_ki[r]),
-                           ("kd", scene.robot_kd[r])):
-            for name, value in gains.get(key, {}).items():
-                array[st.joint_v_index[name]] = value
+        scene, r, o = self._scene, self._index, self._offset
+        model = self._robot.model
+        mass_diagonal = np.diag(crba.mass_matrix(model, Data(model), scene.robot_q[r]))
+        defaults = default_pid_gains(mass_diagonal[o:], st.effort_limit[o:])
+        arrays = (scene.robot_kp[r], scene.robot_ki[r], scene.robot_kd[r])
+        for array, default in zip(arrays, defaults):
+            array[o:] = default
+        explicit = {name for key in ("kp", "ki", "kd") for name in gains.get(key, {})}
+        for name in explicit:
+            for key, array in zip(("kp", "ki", "kd"), arrays):
+                array[st.joint_v_index[name]] = gains.get(key, {}).get(name, 0.0)
 
     def _hold(self, q_joints):
         # PID holding q_joints
