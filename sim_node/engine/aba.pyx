@@ -25,42 +25,43 @@ from sim_node.engine.spatial cimport (dot6, motion_cross, force_cross, inertia_w
 cnp.import_array()
 
 
-cdef int spd6_inverse(const double* A, double* out) noexcept nogil:
-    # out = A^-1 for a symmetric positive definite 6x6 A (Cholesky); returns 0 if not SPD
+cdef int spd_inverse(const double* A, int n, double* out) noexcept nogil:
+    # out = A^-1 for a symmetric positive definite n x n A, n <= 6, both row-major with stride
+    # n (Cholesky); returns 0 if not SPD
     cdef double Lc[36]
     cdef double Li[36]
     cdef double s
     cdef int i, j, k
-    for i in range(36):
+    for i in range(n * n):
         Lc[i] = 0.0
         Li[i] = 0.0
-    for j in range(6):
-        s = A[6 * j + j]
+    for j in range(n):
+        s = A[n * j + j]
         for k in range(j):
-            s -= Lc[6 * j + k] * Lc[6 * j + k]
+            s -= Lc[n * j + k] * Lc[n * j + k]
         if not s > 0.0:
             return 0
-        Lc[6 * j + j] = sqrt(s)
-        for i in range(j + 1, 6):
-            s = A[6 * i + j]
+        Lc[n * j + j] = sqrt(s)
+        for i in range(j + 1, n):
+            s = A[n * i + j]
             for k in range(j):
-                s -= Lc[6 * i + k] * Lc[6 * j + k]
-            Lc[6 * i + j] = s / Lc[6 * j + j]
+                s -= Lc[n * i + k] * Lc[n * j + k]
+            Lc[n * i + j] = s / Lc[n * j + j]
     # Li = Lc^-1 (lower triangular), then A^-1 = Li^T Li
-    for j in range(6):
-        Li[6 * j + j] = 1.0 / Lc[6 * j + j]
-        for i in range(j + 1, 6):
+    for j in range(n):
+        Li[n * j + j] = 1.0 / Lc[n * j + j]
+        for i in range(j + 1, n):
             s = 0.0
             for k in range(j, i):
-                s -= Lc[6 * i + k] * Li[6 * k + j]
-            Li[6 * i + j] = s / Lc[6 * i + i]
-    for i in range(6):
-        for j in range(i, 6):
+                s -= Lc[n * i + k] * Li[n * k + j]
+            Li[n * i + j] = s / Lc[n * i + i]
+    for i in range(n):
+        for j in range(i, n):
             s = 0.0
-            for k in range(j, 6):
-                s += Li[6 * k + i] * Li[6 * k + j]
-            out[6 * i + j] = s
-            out[6 * j + i] = s
+            for k in range(j, n):
+                s += Li[n * k + i] * Li[n * k + j]
+            out[n * i + j] = s
+            out[n * j + i] = s
     return 1
 
 
@@ -97,8 +98,10 @@ cdef int aba_armature(const ModelC* m, DataC* d, const double* q, const double* 
                       double* ddq) noexcept nogil:
     # (q, qd, tau, g, a) => (qdd) of (B + diag(a)) qdd = tau - (C + G): a joint-space inertia
     # a (NULL: none) added to each DOF (rotor armature, or dt times a damping made implicit)
-    cdef int i, j, k, r, col, par, nc
+    cdef int i, j, k, r, col, par, nc, c0
     cdef double vJ[6]
+    cdef double W[36]
+    cdef double s
     cdef double Iv[6]
     cdef double Ia[36]
     cdef double t6[6]
@@ -110,6 +113,7 @@ cdef int aba_armature(const ModelC* m, DataC* d, const double* q, const double* 
     cdef double* IA
     cdef double* pA
     cdef double* U
+    cdef double* Dinv
     cdef const double* S
     if m.has_mimic:
         return aba_factored(m, d, q, qd, tau, gravity, armature, ddq)
@@ -154,18 +158,42 @@ cdef int aba_armature(const ModelC* m, DataC* d, const double* q, const double* 
                 for k in range(36):
                     d.IA[36 * par + k] += Ia[k]
         else:
-            # free joint (always a root): D = S^T IA S, 6x6
-            for j in range(6):
-                col = m.icol[i] + j
+            # spherical (3 columns) or free joint (6): D = S^T IA S is nc x nc
+            c0 = m.icol[i]
+            for j in range(nc):
+                col = c0 + j
                 mat6_vec(IA, &d.S[6 * col], &d.U[6 * col])
                 d.u[col] = tau[m.col_dof[col]] - dot6(&d.S[6 * col], pA)
-            for j in range(6):
-                for r in range(6):
-                    D[6 * j + r] = dot6(&d.S[6 * (m.icol[i] + j)], &d.U[6 * (m.icol[i] + r)])
+            for j in range(nc):
+                for r in range(nc):
+                    D[nc * j + r] = dot6(&d.S[6 * (c0 + j)], &d.U[6 * (c0 + r)])
                 if armature != NULL:
-                    D[7 * j] += armature[m.col_dof[m.icol[i] + j]]
-            if not spd6_inverse(D, &d.Dinv[36 * i]):
+                    D[(nc + 1) * j] += armature[m.col_dof[c0 + j]]
+            if not spd_inverse(D, nc, &d.Dinv[36 * i]):
                 return 0
+            if par >= 0:
+                # Ia = IA - U D^-1 U^T,  pA_p += pA + Ia c + U D^-1 u   (W = U D^-1, 6 x nc)
+                Dinv = &d.Dinv[36 * i]
+                for r in range(6):
+                    for j in range(nc):
+                        s = 0.0
+                        for k in range(nc):
+                            s += d.U[6 * (c0 + k) + r] * Dinv[nc * k + j]
+                        W[6 * j + r] = s
+                for r in range(6):
+                    for k in range(6):
+                        s = IA[6 * r + k]
+                        for j in range(nc):
+                            s -= W[6 * j + r] * d.U[6 * (c0 + j) + k]
+                        Ia[6 * r + k] = s
+                mat6_vec(Ia, &d.c[6 * i], t6)
+                for k in range(6):
+                    s = pA[k] + t6[k]
+                    for j in range(nc):
+                        s += W[6 * j + k] * d.u[c0 + j]
+                    d.pA[6 * par + k] += s
+                for k in range(36):
+                    d.IA[36 * par + k] += Ia[k]
     # pass 3: accelerations, root to leaves
     for i in range(m.nbody):
         par = m.parent[i]
@@ -188,12 +216,18 @@ cdef int aba_armature(const ModelC* m, DataC* d, const double* q, const double* 
             for k in range(6):
                 v[k] += d.S[6 * col + k] * x[0]
         else:
-            for j in range(6):
-                col = m.icol[i] + j
+            c0 = m.icol[i]
+            Dinv = &d.Dinv[36 * i]
+            for j in range(nc):
+                col = c0 + j
                 rhs[j] = d.u[col] - dot6(&d.U[6 * col], v)
-            mat6_vec(&d.Dinv[36 * i], rhs, x)
-            for j in range(6):
-                col = m.icol[i] + j
+            for j in range(nc):
+                s = 0.0
+                for k in range(nc):
+                    s += Dinv[nc * j + k] * rhs[k]
+                x[j] = s
+            for j in range(nc):
+                col = c0 + j
                 ddq[m.col_dof[col]] = x[j]
                 for k in range(6):
                     v[k] += d.S[6 * col + k] * x[j]

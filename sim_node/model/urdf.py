@@ -21,8 +21,8 @@ from transforms3d.euler import euler2mat
 from sim_node.model import geometry as geo
 from sim_node.model.errors import URDFError
 
-JOINT_TYPES = ("fixed", "revolute", "continuous", "prismatic")
-MOVABLE_TYPES = ("revolute", "continuous", "prismatic")
+JOINT_TYPES = ("fixed", "revolute", "continuous", "prismatic", "planar", "floating", "spherical")
+MOVABLE_TYPES = ("revolute", "continuous", "prismatic", "planar", "floating", "spherical")
 
 # The sim_node sources (or installed share directory) for package://sim_node/ URIs.
 _OWN_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
@@ -341,10 +341,15 @@ class _Parser:
         limit_el = el.find("limit")
         if jtype in ("revolute", "prismatic") and limit_el is None:
             raise self.error(el, what, f"a {jtype} joint needs <limit>")
-        if limit_el is not None and jtype != "fixed":
+        # spherical and floating joints have no limits (as in PyBullet); a planar joint's
+        # bounds apply to each of its coordinates and are absent unless given
+        if limit_el is not None and jtype not in ("fixed", "spherical", "floating"):
             w = f"{what} <limit>"
-            lower = self.scalar(limit_el, "lower", w, default=0.0, finite=False)
-            upper = self.scalar(limit_el, "upper", w, default=0.0, finite=False)
+            planar = jtype == "planar"
+            lower = self.scalar(limit_el, "lower", w, default=-math.inf if planar else 0.0,
+                                finite=False)
+            upper = self.scalar(limit_el, "upper", w, default=math.inf if planar else 0.0,
+                                finite=False)
             effort = self.scalar(limit_el, "effort", w, required=True, finite=False)
             velocity = self.scalar(limit_el, "velocity", w, required=True, finite=False)
             if jtype == "continuous":
