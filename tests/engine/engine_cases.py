@@ -65,7 +65,7 @@ def make_case(xml: str, fixed_base=None, path=None) -> Case:
 def random_robots(draw, max_dof=40):
     """Fixed and floating bases, chains to bushy trees, every joint type (spherical, planar and
     floating joints anywhere in the tree too), arbitrary axes, merged fixed links and mimic
-    joints, up to `max_dof` movable joints."""
+    joints, up to `max_dof` DOFs of movable joints."""
     n_movable = draw(st.integers(1, max_dof))
     n_fixed = draw(st.integers(0, 4))
     floating = draw(st.booleans())
