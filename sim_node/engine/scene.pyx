@@ -1112,7 +1112,6 @@ cdef class Scene:
             rob = &self.robots[r]
             for k in range(rob.model.nv):
                 qi = rob.dof_q[k]
-                rob.perr[k] = 0.0
                 rob.armature[k] = dt * rob.damping[k]
                 if rob.mode[k] == ACTUATOR_PID and qi >= 0:
                     if rob.dof_ball[k] < 0:
@@ -1124,8 +1123,10 @@ cdef class Scene:
                     if -rob.effort[k] < t < rob.effort[k]:
                         rob.armature[k] += dt * rob.kd[k]
                 elif rob.mode[k] == ACTUATOR_TORQUE:
+                    rob.perr[k] = 0.0
                     t = rob.tau_ff[k]
                 else:
+                    rob.perr[k] = 0.0
                     t = 0.0
                 if t > rob.effort[k]:
                     t = rob.effort[k]
