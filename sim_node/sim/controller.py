@@ -29,8 +29,10 @@ the default gains derived from the robot (sim_node.sim.gains: a critically dampe
 mass-matrix diagonal at the initial configuration and the effort limit). Motion-queue commands (setMilestone, addMilestone,
 addMilestoneLinear, setLinear/addLinear, setCubic/addCubic, setVelocity) are evaluated at the
 controller's rate (``setRate``, 10 ms by default) and the PID target moves on linearly with the
-queue's velocity between two evaluations, at every physics substep. The queue moves spherical
-joints along the geodesic (slerp) between their orientations (sim_node.sim.motionqueue).
+queue's velocity between two evaluations, at every physics substep. Linear commands
+(addMilestoneLinear, setLinear/addLinear, setVelocity) turn spherical joints along the geodesic
+(slerp) between orientations; milestones and cubics end exactly at their target orientation
+(sim_node.sim.motionqueue says how).
 """
 from __future__ import annotations
 

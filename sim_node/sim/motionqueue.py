@@ -26,10 +26,13 @@ an angular velocity in child axes (3 entries) in the velocities; positions then 
 more per block than velocities. Each segment works in the tangent coordinates of its start: a
 rotation Q is the rotation vector x = log(Q0^-1 Q) from the segment's start Q0 (Q = Q0 exp(x)),
 every other entry is itself. Every segment kind above is computed on those coordinates, so a
-line, a ramp or a rest-to-rest milestone turns along the geodesic from Q0 to the target (the
-shorter way round, at a constant axis); the angular velocity is Jr(x) dx/dt (Jr the right
-Jacobian of SO(3)), which is dx/dt itself along a geodesic. The bounds apply to the components
-of dx/dt. Without rotation blocks positions and velocities are the same coordinates.
+line, a ramp or a velocity command turns along the geodesic from Q0 to the target (slerp: the
+shorter way round, about a constant axis), in step with the scalar joints; a milestone or a
+cubic interpolates each component of x and ends exactly at its target, leaving the geodesic in
+between as a milestone of several scalar joints leaves the straight line. The angular velocity
+is Jr(x) dx/dt (Jr the right Jacobian of SO(3)), which is dx/dt itself along a geodesic; the
+bounds apply to the components of dx/dt. Without rotation blocks positions and velocities are
+the same coordinates.
 
 Time rules
 ----------
