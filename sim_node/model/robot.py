@@ -186,6 +186,22 @@ class RobotModel:
         name = self._joint(name)
         return self.structure.joint_q_index[name], self.structure.joint_v_index[name]
 
+    def getJointCoordinateNames(self):
+        """(q labels, v labels): a name for each entry of q and v after a floating base's (the
+        joints' coordinates and DOFs in order). A scalar joint's entry is its name; the others
+        are '<joint>.<item>': spherical qx qy qz qw / wx wy wz, planar x y theta (both), floating
+        px py pz qx qy qz qw / vx vy vz wx wy wz (velocities in child axes)."""
+        items = {"spherical": (("qx", "qy", "qz", "qw"), ("wx", "wy", "wz")),
+                 "planar": (("x", "y", "theta"), ("x", "y", "theta")),
+                 "floating": (("px", "py", "pz", "qx", "qy", "qz", "qw"),
+                              ("vx", "vy", "vz", "wx", "wy", "wz"))}
+        q_names, v_names = [], []
+        for name in self.structure.joint_names:
+            q_items, v_items = items.get(self.structure.joint_type[name], ((), ()))
+            q_names += [f"{name}.{i}" for i in q_items] or [name]
+            v_names += [f"{name}.{i}" for i in v_items] or [name]
+        return q_names, v_names
+
     def _joint(self, name: str) -> str:
         if name not in self.structure.joint_type:
             raise KeyError(f"robot '{self._name}' has no movable joint '{name}'; joints: "
