@@ -262,3 +262,33 @@ def test_state_round_trip_continues_bit_for_bit_with_multi_dof_joints():
     sim.simulate(0.5)
     assert sim.getState() == after
     assert np.array_equal(c.getSensedConfig(), q_after)
+
+
+def test_world_files_give_multi_dof_joints_their_initial_coordinates_as_lists(tmp_path):
+    urdf = tmp_path / "puck.urdf"
+    urdf.write_text(PLANAR_XML.format(limit=""))
+    ball = tmp_path / "ball.urdf"
+    ball.write_text(ball_pendulum_xml())
+
+    def world_file(puck_initial, ball_initial):
+        path = tmp_path / "w.yaml"
+        path.write_text(f"""robots:
+  - name: puck
+    urdf: {urdf}
+    initial_config: {{slide: {puck_initial}}}
+  - name: pendulum
+    urdf: {ball}
+    initial_config: {{ball: {ball_initial}}}
+""")
+        world = sim_node.WorldModel()
+        world.readFile(path)
+        return world
+
+    world = world_file("[0.1, -0.2, 0.3]", "[0, 0, 0.6, 0.8]")
+    np.testing.assert_array_equal(world.robot("puck").getConfig(), [0.1, -0.2, 0.3])
+    np.testing.assert_array_equal(world.robot("pendulum").getConfig(), [0, 0, 0.6, 0.8])
+    with pytest.raises(sim_node.model.errors.WorldFileError,
+                       match=r"initial_config\.ball.*a spherical joint takes a list of 4 numbers"):
+        world_file("[0, 0, 0]", "0.5")
+    with pytest.raises(sim_node.model.errors.WorldFileError, match="quaternion is zero"):
+        world_file("[0, 0, 0]", "[0, 0, 0, 0]")
