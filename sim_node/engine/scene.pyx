@@ -736,7 +736,7 @@ cdef class Scene:
         if not (isfinite(advance) and advance >= 0.0):
             raise ValueError(f"advance must be a finite time >= 0, got {advance}")
         cdef RobotC* rob = &self.robots[robot]
-        cdef int offset = self.robot_joint_offset[robot], k, j
+        cdef int offset = self.robot_joint_offset[robot], k
         cdef int nv = rob.model.nv, nq = rob.model.nq
         cdef const double[::1] qd = _joint_vector(q_des, "position targets", nq - rob.q_offset, nq)
         cdef const double[::1] vd = _joint_vector(v_des, "velocity targets", nv - offset, nv)

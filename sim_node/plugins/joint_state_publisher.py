@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from sensor_msgs.msg import JointState
 
 from sim_node.plugins.common import (JointLayout, check_std, rate_to_period, require_robot,
@@ -56,7 +57,10 @@ class JointStatePublisher(SensorEmulator):
         super().configure(ctx, config)
         layout = JointLayout.of(robot_of(ctx))
         self._q_index = layout.q_index
-        self._v_index = layout.v_index
+        v = layout.v_index
+        # (a slice when the joints' DOFs are contiguous, as without multi-DOF joints: cheaper)
+        self._v_index = (slice(int(v[0]), int(v[-1]) + 1) if v.size and
+                         np.array_equal(v, np.arange(v[0], v[-1] + 1)) else v)
         self._n = len(layout.names)
         self._encoder = JointStateCDR(layout.names)
         self._publisher = None

@@ -207,8 +207,9 @@ class SimRobotController:
     def setPIDCommand(self, qdes, dqdes=None, tfeedforward=None):
         """PID towards qdes with velocity target dqdes (default 0) and feed-forward torque
         (default 0), held until the next command. Cancels a motion queue."""
-        self._scene.set_commands(self._index, ACTUATOR_PID,
-                                 self._joints(qdes, "setPIDCommand", True), dqdes, tfeedforward)
+        if self._rotations:     # (quaternions normalised, a zero one refused by joint name)
+            qdes = self._joints(qdes, "setPIDCommand", True)
+        self._scene.set_commands(self._index, ACTUATOR_PID, qdes, dqdes, tfeedforward)
         self._stop_queue()
 
     def setTorqueCommand(self, torques):
