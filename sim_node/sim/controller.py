@@ -112,8 +112,9 @@ class SimRobotController:
             array[o:] = default
         explicit = {name for key in ("kp", "ki", "kd") for name in gains.get(key, {})}
         for name in explicit:
+            dofs = slice(st.joint_v_index[name], st.joint_v_index[name] + st.joint_nv[name])
             for key, array in zip(("kp", "ki", "kd"), arrays):
-                array[st.joint_v_index[name]] = gains.get(key, {}).get(name, 0.0)
+                array[dofs] = gains.get(key, {}).get(name, 0.0)
 
     def _hold(self, q_joints):
         # PID holding q_joints
