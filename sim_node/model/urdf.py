@@ -38,8 +38,10 @@ from sim_node.model.packages import PackageSearch
 from sim_node.model.xacro_files import expand as expand_xacro
 from sim_node.model.xacro_files import is_xacro, resolve_substitutions
 
-JOINT_TYPES = ("fixed", "revolute", "continuous", "prismatic")
-MOVABLE_TYPES = ("revolute", "continuous", "prismatic")
+JOINT_TYPES = ("fixed", "revolute", "continuous", "prismatic", "planar", "floating", "spherical")
+MOVABLE_TYPES = ("revolute", "continuous", "prismatic", "planar", "floating", "spherical")
+# one-coordinate joints: the only ones a <mimic> can couple
+SCALAR_TYPES = ("revolute", "continuous", "prismatic")
 # joint types whose <axis> means nothing: a zero axis there is ignored with a warning
 AXIS_IGNORED_TYPES = ("fixed", "floating", "spherical")
 SHAPE_TAGS = ("box", "sphere", "cylinder", "capsule", "mesh", "plane")
@@ -486,10 +488,15 @@ class _Parser:
         limit_el = el.find("limit")
         if jtype in ("revolute", "prismatic") and limit_el is None:
             raise self.error(el, what, f"a {jtype} joint needs <limit>")
-        if limit_el is not None and jtype != "fixed":
+        # spherical and floating joints have no limits (as in PyBullet); a planar joint's
+        # bounds apply to each of its coordinates and are absent unless given
+        if limit_el is not None and jtype not in ("fixed", "spherical", "floating"):
             w = f"{what} <limit>"
-            lower = self.scalar(limit_el, "lower", w, default=0.0, finite=False)
-            upper = self.scalar(limit_el, "upper", w, default=0.0, finite=False)
+            planar = jtype == "planar"
+            lower = self.scalar(limit_el, "lower", w, default=-math.inf if planar else 0.0,
+                                finite=False)
+            upper = self.scalar(limit_el, "upper", w, default=math.inf if planar else 0.0,
+                                finite=False)
             effort = self.scalar(limit_el, "effort", w, required=True, finite=False)
             velocity = self.scalar(limit_el, "velocity", w, required=True, finite=False)
             if jtype == "continuous":
@@ -536,12 +543,12 @@ class _Parser:
                 continue
             target = joints.get(joint.mimic.joint)
             problem = None
-            if joint.type not in MOVABLE_TYPES:
+            if joint.type not in SCALAR_TYPES:
                 problem = f"a {joint.type} joint cannot mimic"
             elif target is None:
                 problem = f"names missing joint '{joint.mimic.joint}'"
-            elif target.type not in MOVABLE_TYPES or target.mimic is not None:
-                problem = f"joint '{target.name}' is not an independent movable joint"
+            elif target.type not in SCALAR_TYPES or target.mimic is not None:
+                problem = f"joint '{target.name}' is not an independent one-coordinate joint"
             elif (target.type == "prismatic") != (joint.type == "prismatic"):
                 problem = f"cannot couple a {joint.type} joint to a {target.type} joint"
             if problem is not None:

@@ -490,13 +490,24 @@ def _robot(ctx, entry, where, world):
     initial = entry.get("initial_config") or {}
     ctx.mapping(initial, f"{where}.initial_config", set(joints))
     lower, upper = robot.getJointLimits()
+    st = robot.structure
     for joint, value in initial.items():
-        qi = robot.structure.joint_q_index[joint]
-        q[qi] = ctx.number(value, f"{where}.initial_config.{joint}")
-        if not lower[qi] <= q[qi] <= upper[qi]:
-            raise ctx.error(f"{where}.initial_config.{joint}",
-                            f"{q[qi]} is outside the limits [{lower[qi]}, {upper[qi]}]", initial)
-    robot.setConfig(q)
+        qi, n, w = st.joint_q_index[joint], st.joint_nq[joint], f"{where}.initial_config.{joint}"
+        if n == 1:
+            q[qi] = ctx.number(value, w)
+        else:   # spherical: quaternion xyzw; planar: x, y, theta; floating: position, quaternion
+            if not isinstance(value, list) or len(value) != n:
+                raise ctx.error(w, f"a {st.joint_type[joint]} joint takes a list of {n} numbers, "
+                                f"got {value!r}", initial)
+            q[qi:qi + n] = [ctx.number(x, f"{w}[{k}]") for k, x in enumerate(value)]
+        for k in range(qi, qi + n):
+            if not lower[k] <= q[k] <= upper[k]:
+                raise ctx.error(w, f"{q[k]} is outside the limits [{lower[k]}, {upper[k]}]",
+                                initial)
+    try:
+        robot.setConfig(q)
+    except ValueError as error:     # a zero quaternion
+        raise ctx.error(f"{where}.initial_config", str(error), initial) from None
     controller = entry.get("controller") or {}
     ctx.mapping(controller, f"{where}.controller", CONTROLLER_KEYS)
     gains = {}
