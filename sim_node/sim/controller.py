@@ -26,7 +26,8 @@ ignored. setJointCommands takes scalar joints only (revolute, continuous, prisma
 The robot starts under PID holding its initial configuration. A joint named in the world file's
 `controller` gains takes all three gains from there (absent ones are 0); every other joint gets
 the default gains derived from the robot (sim_node.sim.gains: a critically damped PID from the
-mass-matrix diagonal at the initial configuration and the effort limit). Motion-queue commands (setMilestone, addMilestone,
+largest mass-matrix diagonal entry within the joint limits, the joint damping and the effort
+limit). Motion-queue commands (setMilestone, addMilestone,
 addMilestoneLinear, setLinear/addLinear, setCubic/addCubic, setVelocity) are evaluated at the
 controller's rate (``setRate``, 10 ms by default) and the PID target moves on linearly with the
 queue's velocity between two evaluations, at every physics substep. Linear commands
@@ -42,7 +43,8 @@ import numpy as np
 
 from sim_node.engine import crba
 from sim_node.engine.model import Data
-from sim_node.sim.gains import default_pid_gains
+from sim_node.sim.gains import (DEFAULT_BANDWIDTH, MAX_BANDWIDTH_STEPS, default_pid_gains,
+                                 largest_mass_diagonal)
 from sim_node.sim.motionqueue import MotionQueue
 
 ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID = 0, 1, 2
@@ -99,14 +101,20 @@ class SimRobotController:
         self._q_offset = self._scene.robot_joint_q_offset[index]
 
     def _set_initial_gains(self):
-        # defaults from the robot, then the world file's gains joint by joint
+        # defaults from the robot (sim_node.sim.gains), then the world file's gains joint by joint
         gains = self._robot.settings.get("controller", {}) if isinstance(
             self._robot.settings, dict) else {}
         st = self._robot.structure
         scene, r, o = self._scene, self._index, self._offset
-        model = self._robot.model
-        mass_diagonal = np.diag(crba.mass_matrix(model, Data(model), scene.robot_q[r]))
-        defaults = default_pid_gains(mass_diagonal[o:], st.effort_limit[o:])
+        model, data = self._robot.model, Data(self._robot.model)
+        joint_quaternions = [k for k in st.quaternions if k >= self._q_offset]
+        in_quaternion = {k + i for k in joint_quaternions for i in range(4)}
+        scalar = [k for k in range(self._q_offset, model.nq) if k not in in_quaternion]
+        inertia = largest_mass_diagonal(lambda q: crba.mass_matrix(model, data, q),
+                                        scene.robot_q[r], st.q_lower, st.q_upper, scalar,
+                                        joint_quaternions)
+        bandwidth = min(DEFAULT_BANDWIDTH, MAX_BANDWIDTH_STEPS / self._sim.getSimStep())
+        defaults = default_pid_gains(inertia[o:], st.effort_limit[o:], st.damping[o:], bandwidth)
         arrays = (scene.robot_kp[r], scene.robot_ki[r], scene.robot_kd[r])
         for array, default in zip(arrays, defaults):
             array[o:] = default

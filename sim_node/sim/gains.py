@@ -1,23 +1,28 @@
 """Default PID gains derived from the robot: every robot holds its pose and tracks position
 commands without tuning (DESIGN.md §3).
 
-For joint j, with m_j the diagonal entry of the joint-space mass matrix B(q0) at the initial
-configuration (the inertia the joint moves when the others are held) and tau_j its effort limit,
-the PID  tau = kP e + kD de/dt + kI int(e)  is placed so that the single-joint closed loop
-    m_j s^3 + kD s^2 + kP s + kI = m_j (s + w_j)^3
-has a triple real pole at -w_j (critically damped: the fastest settling without oscillation for
-this structure; a raw step of the setpoint still overshoots by up to 25 % through the integral's
-zero, a time-optimal milestone or a trajectory does not):
-    kP = 3 m_j w_j^2,   kD = 3 m_j w_j,   kI = m_j w_j^3,
-    w_j = min(W, sqrt(tau_j / (3 m_j E)))  [rad/s],   W = 2 pi x 8 Hz,  E = 0.05 (rad or m).
-W is the bandwidth; the effort term lowers it for weak joints so that kP E = tau_j: the joint
-reaches its effort limit at an error of E (0.05 rad, or 0.05 m for a prismatic joint), beyond which
-the torque saturates (the integral keeps within the limit). The integral removes the sag under
-gravity; the effective inertia a joint sees in the coupled robot lies between its articulated
-inertia and m_j, and the loop above stays stable for any effective inertia below 9 m_j
-(kP kD > m kI), so coupling cannot destabilise it. kD acts implicitly in the engine, so the
-gains are stable at any physics step the engine accepts (W dt = 0.05 at 1 ms).
+Per joint DOF j: m_j is the largest diagonal entry B_jj(q) of the joint-space mass matrix over
+the initial configuration and 64 configurations drawn within the joint limits (the most inertia
+the joint moves when the others are held, wherever the robot goes), b_j its viscous damping
+(URDF `damping`) and tau_j its effort limit. The PID  tau = kP e + kD de/dt + kI int(e)  makes the
+single-joint closed loop
+    m s^3 + (kD + b) s^2 + kP s + kI = (m s + beta) (s + w)^2,   beta = max(m w, b - 2 m w),
+    kD = 2 m w + beta - b,   kP = m w^2 + 2 beta w,   kI = beta w^2:
+a triple real pole at -w when the joint's own damping is small (b <= 3 m w: kP = 3 m w^2,
+kD = 3 m w - b, kI = m w^3), and for a damping-dominated joint (small inertia behind a geared,
+damped joint) a critically damped pair at -w with the fast pole at -beta/m (kD = 0). Critically
+damped: the fastest settling without oscillation for this structure (a raw step of the setpoint
+still overshoots, by up to 25 %, through the integral's zero; a milestone or a trajectory does
+not). The bandwidth is
+    w_j = min(W, w_tau, 0.2 / physics_dt),   W = 2 pi x 8 Hz,
+with w_tau the bandwidth at which kP E = tau_j, E = 0.05 (rad or m): the joint reaches its effort
+limit at an error of 0.05 rad (0.05 m), beyond which the torque saturates and the integral is
+held within the limit. The integral removes the sag under gravity and dry friction.
 
+Stability: the effective inertia a joint sees lies between its articulated inertia and
+B_jj(q) <= m_j, and the loop stays stable for any effective inertia below 9 m_j (Hurwitz:
+(kD + b) kP > M kI), so neither the configuration nor the coupling can destabilise it; kD and b
+act implicitly in the engine and w dt <= 0.2 keeps the explicit kP step far from its limit.
 Joints without an effort limit (inf) get the full bandwidth; joints with an effort limit of 0
 cannot act and get zero gains.
 """
@@ -29,19 +34,63 @@ import numpy as np
 
 DEFAULT_BANDWIDTH = 2.0 * math.pi * 8.0     # W [rad/s]
 SATURATION_ERROR = 0.05                     # E [rad or m]: full effort at this error
+MAX_BANDWIDTH_STEPS = 0.2                   # w physics_dt at most
+CONFIG_SAMPLES = 64                         # configurations searched for the largest B_jj
 
 
-def default_pid_gains(mass_diagonal, effort_limit, bandwidth: float = DEFAULT_BANDWIDTH,
+def pid_gains_at(m, b, w):
+    """(kP, kI, kD) placing (m s + beta)(s + w)^2 for inertia m, damping b, bandwidth w
+    (arrays of one shape)."""
+    beta = np.maximum(m * w, b - 2.0 * m * w)
+    return m * w * w + 2.0 * beta * w, beta * w * w, 2.0 * m * w + beta - b
+
+
+def default_pid_gains(mass_diagonal, effort_limit, damping=None,
+                      bandwidth: float = DEFAULT_BANDWIDTH,
                       saturation_error: float = SATURATION_ERROR):
-    """(kP, kI, kD) arrays for joints with mass-matrix diagonal entries `mass_diagonal`
-    [kg m^2 or kg] and effort limits `effort_limit` [N m or N] (both shape (n,))."""
+    """(kP, kI, kD) arrays for joint DOFs with inertia `mass_diagonal` [kg m^2 or kg], effort
+    limits `effort_limit` [N m or N] and viscous damping `damping` [N m s/rad or N s/m]
+    (default 0), all of shape (n,); `bandwidth` [rad/s] the highest w."""
     m = np.asarray(mass_diagonal, dtype=float)
     tau = np.asarray(effort_limit, dtype=float)
-    if m.shape != tau.shape:
-        raise ValueError(f"mass_diagonal {m.shape} and effort_limit {tau.shape} differ")
-    usable = (m > 0) & np.isfinite(m) & (tau > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        effort_bandwidth = np.sqrt(np.where(usable, tau / (3.0 * m * saturation_error), 0.0))
-    w = np.where(usable, np.minimum(bandwidth, effort_bandwidth), 0.0)
-    m = np.where(usable, m, 0.0)
-    return 3.0 * m * w * w, m * w ** 3, 3.0 * m * w
+    b = np.zeros_like(m) if damping is None else np.asarray(damping, dtype=float)
+    if not m.shape == tau.shape == b.shape:
+        raise ValueError(f"mass_diagonal {m.shape}, effort_limit {tau.shape} and damping "
+                         f"{b.shape} differ")
+    usable = (m > 0) & np.isfinite(m) & (tau > 0) & np.isfinite(b) & (b >= 0)
+    m, b = np.where(usable, m, 1.0), np.where(usable, b, 0.0)
+    # kP grows with w: bisect (in log w) for kP(w) E = tau where the effort limit binds
+    kp_limit = np.where(np.isfinite(tau), tau / saturation_error, np.inf)
+    w = np.full(m.shape, float(bandwidth))
+    binding = pid_gains_at(m, b, w)[0] > kp_limit
+    low, high = np.full(m.shape, 1e-6 * bandwidth), w.copy()
+    for _ in range(60):
+        middle = np.sqrt(low * high)
+        too_stiff = pid_gains_at(m, b, middle)[0] > kp_limit
+        high, low = np.where(too_stiff, middle, high), np.where(too_stiff, low, middle)
+    w = np.where(binding, low, w)
+    kp, ki, kd = pid_gains_at(m, b, w)
+    return tuple(np.where(usable, gain, 0.0) for gain in (kp, ki, kd))
+
+
+def largest_mass_diagonal(mass_matrix, q0, lower, upper, scalar, quaternions,
+                          samples: int = CONFIG_SAMPLES, seed: int = 0):
+    """Per-DOF largest diagonal entry of mass_matrix(q) (a callable returning (nv, nv)) over q0
+    and `samples` configurations: the coordinates listed in `scalar` drawn uniformly within
+    their limits (and within pi of q0), the quaternions starting at the indices `quaternions`
+    drawn uniformly on SO(3); every other coordinate (a floating base) stays at q0.
+    Deterministic for a given seed."""
+    rng = np.random.default_rng(seed)
+    q0 = np.asarray(q0, dtype=float)
+    scalar = np.asarray(scalar, dtype=np.intp)
+    low = np.maximum(lower[scalar], q0[scalar] - math.pi)
+    high = np.minimum(upper[scalar], q0[scalar] + math.pi)
+    largest = np.diag(mass_matrix(q0)).copy()
+    for _ in range(samples):
+        q = q0.copy()
+        q[scalar] = rng.uniform(low, high)
+        for k in quaternions:
+            quaternion = rng.normal(size=4)
+            q[k:k + 4] = quaternion / np.linalg.norm(quaternion)
+        np.maximum(largest, np.diag(mass_matrix(q)), out=largest)
+    return largest

@@ -1,5 +1,6 @@
 """Default PID gains (sim_node.sim.gains): any robot holds its pose and tracks position commands
 without tuning; explicit gains win."""
+import importlib.metadata
 from pathlib import Path
 
 import numpy as np
@@ -7,7 +8,8 @@ import pytest
 from scipy import signal
 
 import sim_node
-from sim_node.sim.gains import DEFAULT_BANDWIDTH, SATURATION_ERROR, default_pid_gains
+from sim_node.sim.gains import (DEFAULT_BANDWIDTH, SATURATION_ERROR, default_pid_gains,
+                               largest_mass_diagonal)
 
 
 def test_gains_place_a_triple_real_pole_at_the_bandwidth():
@@ -26,6 +28,29 @@ def test_a_weak_joint_reaches_its_effort_limit_at_the_saturation_error():
     w = kd[0] / (3 * m[0])                       # still a triple pole, at a lower frequency
     assert w < DEFAULT_BANDWIDTH
     np.testing.assert_allclose(np.roots([m[0], kd[0], kp[0], ki[0]]), -w, rtol=1e-4)
+
+
+def test_a_damped_joint_keeps_a_critically_damped_pair_at_the_bandwidth():
+    # the URDF damping b adds to kD: (m s + beta)(s + w)^2 with beta = max(m w, b - 2 m w)
+    m, b = np.array([1e-4, 1.0, 0.5]), np.array([1.0, 10.0, 0.0])
+    kp, ki, kd = default_pid_gains(m, np.full(3, np.inf), b)
+    w = DEFAULT_BANDWIDTH
+    for j in range(3):
+        assert kd[j] >= 0
+        poles = np.sort_complex(np.roots([m[j], kd[j] + b[j], kp[j], ki[j]]))
+        beta = max(m[j] * w, b[j] - 2 * m[j] * w)
+        np.testing.assert_allclose(poles, np.sort_complex([-beta / m[j], -w, -w]), rtol=1e-4)
+
+
+def test_the_inertia_is_the_largest_mass_matrix_diagonal_within_the_limits():
+    # a planar two-link arm: B_11 = I1 + I2 + m2 (l1^2 + 2 l1 c2 cos q2) + ...: largest at q2 = 0
+    def mass_matrix(q):
+        c = np.cos(q[1])
+        return np.array([[3.0 + 2.0 * c, 1.0 + c], [1.0 + c, 1.0]])
+    largest = largest_mass_diagonal(mass_matrix, np.array([0.0, 2.0]), np.array([-1.0, -3.0]),
+                                    np.array([1.0, 3.0]), [0, 1], [], samples=400)
+    assert largest[1] == 1.0
+    assert 4.99 < largest[0] <= 5.0              # close to cos q2 = 1, never above
 
 
 def test_joints_that_cannot_act_get_zero_gains():
@@ -68,6 +93,14 @@ def test_a_small_step_follows_the_linear_closed_loop_response():
     np.testing.assert_allclose(q, step * reference[1:], atol=0.01 * step)
 
 
+def _example_robot_data():
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("example-robot-data is not installed")
+    return Path(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))
+
+
 def _pybullet_data():
     pybullet_data = pytest.importorskip("pybullet_data")
     return Path(pybullet_data.getDataPath())
@@ -75,6 +108,12 @@ def _pybullet_data():
 
 ARMS = {
     "pybullet kuka_iiwa": lambda: _pybullet_data() / "kuka_iiwa" / "model.urdf",
+    "pybullet franka_panda": lambda: _pybullet_data() / "franka_panda" / "panda.urdf",
+    "pybullet xarm6": lambda: _pybullet_data() / "xarm" / "xarm6_robot.urdf",
+    "erd ur5": lambda: _example_robot_data() / "ur_description" / "urdf" / "ur5_robot.urdf",
+    "erd panda": lambda: _example_robot_data() / "panda_description" / "urdf" / "panda.urdf",
+    "erd talos arm": lambda: _example_robot_data() / "talos_data" / "robots"
+                                                   / "talos_left_arm.urdf",
 }
 
 
@@ -115,6 +154,12 @@ def test_an_arm_from_a_third_party_urdf_tracks_a_step_within_2_percent_after_1_s
     sim.simulate(1.0)
     moved = np.abs(target - q0)
     error = np.abs(controller.getSensedConfig() - target)
+    # a joint whose dry friction is at least its effort limit cannot move (talos' gripper: 1 N m
+    # of each): it holds, which the previous test checks
+    for name in robot.getJointNames():
+        joint = robot.urdf.joints[name]
+        if joint.limit is not None and joint.friction >= joint.limit.effort:
+            error[robot.structure.joint_q_index[name]] = 0.0
     assert np.all(error <= 0.02 * moved + 1e-9), (
         f"{robot.getName()}: relative errors {np.round(error / np.maximum(moved, 1e-12), 4)}")
 
