@@ -416,6 +416,14 @@ cdef int bvh_query_aabb(const BVH* t, const double* lo, const double* hi, int* o
                         int max_out) noexcept nogil:
     # (tree, box [lo, hi] in the tree frame) => (out: items whose box overlaps, in slot order);
     # returns the number of such items, of which the first max_out are written
+    return bvh_query_aabb_from(t, lo, hi, 0, out, max_out)
+
+
+cdef int bvh_query_aabb_from(const BVH* t, const double* lo, const double* hi, int skip, int* out,
+                             int max_out) noexcept nogil:
+    # bvh_query_aabb from the item of rank `skip` on: out[0 : max_out] receives the items of
+    # rank skip, skip + 1, ... (slot order); returns the total number of items found. Callers
+    # with a fixed buffer walk a large answer in chunks (skip = 0, max_out, 2 max_out, ...).
     cdef int stack[BVH_STACK]
     cdef int top = 1, node, s, end, found = 0
     if t.nnode == 0:
@@ -430,8 +438,8 @@ cdef int bvh_query_aabb(const BVH* t, const double* lo, const double* hi, int* o
             end = t.first[node] + t.count[node]
             for s in range(t.first[node], end):
                 if box_overlap(&t.item_bounds[6 * s], lo, hi):
-                    if found < max_out:
-                        out[found] = t.item[s]
+                    if skip <= found < skip + max_out:
+                        out[found - skip] = t.item[s]
                     found += 1
         else:
             stack[top] = t.child[2 * node + 1]    # the left child is popped first

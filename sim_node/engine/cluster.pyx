@@ -10,7 +10,7 @@ returns the new count. scratch: n ints.
 """
 from libc.math cimport sqrt
 
-from sim_node.engine.narrowphase cimport RawContact
+from sim_node.engine.geometry cimport RawContact
 
 
 cdef inline double _planar_dist2(const RawContact* a, const RawContact* b) noexcept nogil:

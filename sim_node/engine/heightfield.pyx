@@ -227,6 +227,13 @@ cdef int heightfield_cells(const MeshC* hf, const double* lo, const double* hi, 
                            int max_out) noexcept nogil:
     # (box [lo, hi], heightfield frame) => (out: triangles whose prism the box meets, ascending);
     # returns their number, of which the first max_out are written
+    return heightfield_cells_from(hf, lo, hi, 0, out, max_out)
+
+
+cdef int heightfield_cells_from(const MeshC* hf, const double* lo, const double* hi, int skip,
+                                int* out, int max_out) noexcept nogil:
+    # heightfield_cells from the triangle of rank `skip` on: out[0 : max_out] receives those of
+    # rank skip, skip + 1, ...; returns the total number (walking a large box in chunks)
     cdef int ncx = hf.nx - 1, ncy = hf.ny - 1, nx = hf.nx
     cdef const double* z = &hf.verts[2]
     cdef int i0 = _first_cell(hf.verts, 3, ncx, hf.x0, hf.dx, lo[0])
@@ -244,12 +251,12 @@ cdef int heightfield_cells(const MeshC* hf, const double* lo, const double* hi, 
             z01 = z[3 * (a + nx)]
             t = 2 * (j * ncx + i)
             if _max3(z00, z10, z11) >= lo[2]:
-                if found < max_out:
-                    out[found] = t
+                if skip <= found < skip + max_out:
+                    out[found - skip] = t
                 found += 1
             if _max3(z00, z11, z01) >= lo[2]:
-                if found < max_out:
-                    out[found] = t + 1
+                if skip <= found < skip + max_out:
+                    out[found - skip] = t + 1
                 found += 1
     return found
 

@@ -166,3 +166,113 @@ def _mesh_mass_properties(mesh: Mesh, mass: float) -> MassProperties:
     com = np.asarray(props["center_mass"], dtype=float)
     inertia = np.asarray(props["inertia"], dtype=float) * (mass / (props["density"] * volume))
     return MassProperties(mass, com, inertia)
+
+
+# --- triangle meshes as collision surfaces ---------------------------------------------------
+#
+# The narrow phase collides a body with a triangle mesh triangle by triangle. What it needs to
+# know about each triangle's neighbourhood (engine/geometry.pxd, MeshC.tri_flags and
+# MeshC.tri_adjacent) is computed here, once per mesh:
+#   * which edges and vertices are flat (the surface continues in the triangle's plane across
+#     them): contact points found there are interior to a contact patch, not its corners;
+#   * for every edge, the vertex of the neighbouring triangle opposite it, from which the
+#     narrow phase tells, from the side a body is on, whether the edge is convex (its own
+#     normals count) or concave / flat (the faces around it carry the contact);
+#   * which triangles are too thin to have a reliable normal.
+# Only geometry is used, never the winding: a mesh with flipped or inconsistent winding has the
+# same features.
+
+FLAT_EDGE = 1          # bit k: edge (v_k, v_k+1) is flat
+FLAT_VERTEX = 8        # bit 3 + k: every edge at vertex k is flat
+DEGENERATE = 64        # the triangle has no reliable normal (near-zero area)
+NO_NEIGHBOUR = -1      # tri_adjacent: a boundary edge (one triangle)
+MANY_NEIGHBOURS = -2   # tri_adjacent: non-manifold (3+ triangles) or a degenerate neighbour
+
+# |cross(e1, e2)| <= DEGENERATE_RATIO * (longest edge)^2: the triangle is thinner than this
+# fraction of its length, and rounding alone turns its normal by ~1e-16 / ratio rad
+DEGENERATE_RATIO = 1e-9
+
+
+def clean_triangles(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
+    """A triangle soup as a collision surface: coincident vertices merged (STL repeats them for
+    every triangle, and only shared vertices reveal edges and neighbours), triangles that repeat
+    a vertex dropped (no area), triangles listed twice (either winding: a double-sided export)
+    kept once. Returns verts (V, 3) float64 and tris (T, 3) int32."""
+    import trimesh
+
+    merged = trimesh.Trimesh(vertices=vertices, faces=faces, process=False)
+    merged.merge_vertices()
+    verts = np.ascontiguousarray(merged.vertices, dtype=np.float64)
+    tris = np.asarray(merged.faces, dtype=np.int64).reshape(-1, 3)
+    distinct = ((tris[:, 0] != tris[:, 1]) & (tris[:, 1] != tris[:, 2])
+                & (tris[:, 2] != tris[:, 0]))
+    tris = tris[distinct]
+    _, first = np.unique(np.sort(tris, axis=1), axis=0, return_index=True)
+    tris = tris[np.sort(first)]
+    return verts, np.ascontiguousarray(tris, dtype=np.int32)
+
+
+def triangle_features(verts, tris, flat_angle=1e-3) -> tuple[np.ndarray, np.ndarray]:
+    """Neighbourhood of every triangle of a mesh (see above): flags (T,) uint8 (FLAT_EDGE << k,
+    FLAT_VERTEX << k, DEGENERATE) and adjacent (T, 3) int32, the vertex of the neighbour across
+    edge k or NO_NEIGHBOUR / MANY_NEIGHBOURS. An edge is flat when its neighbour's plane is
+    less than `flat_angle` [rad] out of the triangle's (either way, whatever the winding).
+    verts (V, 3) [m], tris (T, 3) vertex indices."""
+    verts = np.asarray(verts, dtype=np.float64).reshape(-1, 3)
+    tris = np.asarray(tris, dtype=np.int64).reshape(-1, 3)
+    ntri = len(tris)
+    flags = np.zeros(ntri, np.uint8)
+    adjacent = np.full((ntri, 3), NO_NEIGHBOUR, np.int32)
+    if ntri == 0:
+        return flags, adjacent
+    corners = verts[tris]                                        # (T, 3, 3)
+    edges = np.roll(corners, -1, axis=1) - corners               # edge k: v_k -> v_k+1
+    cross = np.cross(edges[:, 0], -edges[:, 2])
+    area2 = np.linalg.norm(cross, axis=1)
+    longest2 = np.max(np.einsum("tki,tki->tk", edges, edges), axis=1)
+    degenerate = area2 <= DEGENERATE_RATIO * longest2
+    flags[degenerate] |= DEGENERATE
+    normal = cross / np.where(degenerate, 1.0, area2)[:, None]
+
+    # half-edges 3 t + k, grouped by their undirected edge
+    a = tris
+    b = np.roll(tris, -1, axis=1)
+    key = np.stack([np.minimum(a, b), np.maximum(a, b)], axis=-1).reshape(-1, 2)
+    _, edge_id, count = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    edge_id = edge_id.reshape(-1)
+    half_count = count[edge_id]
+    # pair the two half-edges of every edge with exactly two triangles
+    order = np.argsort(edge_id, kind="stable")
+    paired = order[half_count[order] == 2].reshape(-1, 2)
+    h, g = np.concatenate([paired[:, 0], paired[:, 1]]), np.concatenate([paired[:, 1], paired[:, 0]])
+    t_h, k_h = np.divmod(h, 3)
+    t_g, k_g = np.divmod(g, 3)
+    opposite = tris[t_g, (k_g + 2) % 3]
+    usable = ~degenerate[t_g]
+    adjacent[t_h, k_h] = np.where(usable, opposite, MANY_NEIGHBOURS)
+    adjacent.reshape(-1)[half_count >= 3] = MANY_NEIGHBOURS
+    # flat: the neighbour's opposite vertex, seen from the edge, leaves the triangle's plane by
+    # less than sin(flat_angle) of its distance from the edge line
+    origin = corners[t_h, k_h]
+    along = edges[t_h, k_h]
+    rel = verts[opposite] - origin
+    off_line = rel - (np.einsum("ij,ij->i", rel, along)
+                      / np.einsum("ij,ij->i", along, along))[:, None] * along
+    out_of_plane = np.abs(np.einsum("ij,ij->i", rel, normal[t_h]))
+    flat = (usable & ~degenerate[t_h]
+            & (out_of_plane <= math.sin(flat_angle) * np.linalg.norm(off_line, axis=1)))
+    flat_half = np.zeros(3 * ntri, bool)
+    flat_half[h] = flat
+    # an edge is flat only when it is flat seen from both of its triangles
+    flat_edge = np.zeros(len(count), bool)
+    np.logical_or.at(flat_edge, edge_id[h], True)
+    np.logical_and.at(flat_edge, edge_id, flat_half)
+    flat_half = flat_edge[edge_id]
+    flags |= (flat_half.reshape(-1, 3) * (FLAT_EDGE << np.arange(3))).sum(axis=1).astype(np.uint8)
+    # a vertex is flat when every edge at it is
+    rough = np.zeros(len(verts), bool)
+    rough[key[~flat_half, 0]] = True
+    rough[key[~flat_half, 1]] = True
+    flat_vertex = ~rough[tris]                                   # (T, 3)
+    flags |= (flat_vertex * (FLAT_VERTEX << np.arange(3))).sum(axis=1).astype(np.uint8)
+    return flags, adjacent
