@@ -406,7 +406,7 @@ cdef int _clip_polygon(double* poly, int n, const double* clip, int m, double sl
         oy = clip[2 * e + 1]
         ex = clip[2 * ((e + 1) % m)] - ox
         ey = clip[2 * ((e + 1) % m) + 1] - oy
-        grow = slack * sqrt(ex * ex + ey * ey)
+        grow = slack * sqrt(ex * ex + ey * ey) if slack > 0.0 else 0.0
         # inside: left of the edge moved out by slack (cross >= -slack |e|)
         if e % 2 == 0:
             dst = buf
@@ -452,7 +452,7 @@ cdef int _clip_segment(double* seg, const double* clip, int m, double slack,
         oy = clip[2 * e + 1]
         ex = clip[2 * ((e + 1) % m)] - ox
         ey = clip[2 * ((e + 1) % m) + 1] - oy
-        grow = slack * sqrt(ex * ex + ey * ey)
+        grow = slack * sqrt(ex * ex + ey * ey) if slack > 0.0 else 0.0
         da = ex * (seg[1] - oy) - ey * (seg[0] - ox) + grow
         db = ex * (seg[3] - oy) - ey * (seg[2] - ox) + grow
         if da < 0.0 and db < 0.0:

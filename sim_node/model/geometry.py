@@ -256,8 +256,8 @@ def triangle_features(verts, tris, flat_angle=1e-3) -> tuple[np.ndarray, np.ndar
     origin = corners[t_h, k_h]
     along = edges[t_h, k_h]
     rel = verts[opposite] - origin
-    off_line = rel - (np.einsum("ij,ij->i", rel, along)
-                      / np.einsum("ij,ij->i", along, along))[:, None] * along
+    length2 = np.maximum(np.einsum("ij,ij->i", along, along), np.finfo(float).tiny)
+    off_line = rel - (np.einsum("ij,ij->i", rel, along) / length2)[:, None] * along
     out_of_plane = np.abs(np.einsum("ij,ij->i", rel, normal[t_h]))
     flat = (usable & ~degenerate[t_h]
             & (out_of_plane <= math.sin(flat_angle) * np.linalg.norm(off_line, axis=1)))
