@@ -438,7 +438,8 @@ cdef int bvh_query_aabb_from(const BVH* t, const double* lo, const double* hi, i
             end = t.first[node] + t.count[node]
             for s in range(t.first[node], end):
                 if box_overlap(&t.item_bounds[6 * s], lo, hi):
-                    if skip <= found < skip + max_out:
+                    # skip <= found < skip + max_out, in one unsigned comparison
+                    if <unsigned int> (found - skip) < <unsigned int> max_out:
                         out[found - skip] = t.item[s]
                     found += 1
         else:

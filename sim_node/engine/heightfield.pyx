@@ -252,11 +252,13 @@ cdef int heightfield_cells_from(const MeshC* hf, const double* lo, const double*
             z01 = z[3 * (a + nx)]
             t = 2 * (j * ncx + i)
             if _max3(z00, z10, z11) >= lo[2]:
-                if skip <= found < skip + max_out:
+                # skip <= found < skip + max_out, in one unsigned comparison
+                if <unsigned int> (found - skip) < <unsigned int> max_out:
                     out[found - skip] = t
                 found += 1
             if _max3(z00, z11, z01) >= lo[2]:
-                if skip <= found < skip + max_out:
+                # skip <= found < skip + max_out, in one unsigned comparison
+                if <unsigned int> (found - skip) < <unsigned int> max_out:
                     out[found - skip] = t + 1
                 found += 1
     return found

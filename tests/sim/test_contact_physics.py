@@ -3,6 +3,7 @@ closed-form physics (issue 3, item 8). Default padding 2.5 mm, dt = 1 ms through
 import math
 
 import numpy as np
+import pytest
 from scene_helpers import DT, REPO, ground, quat_about, shell_floor
 from transforms3d.quaternions import quat2mat
 
@@ -21,24 +22,58 @@ def box(name, size, mass, position, friction=0.5, orientation=(0, 0, 0, 1), rest
 """
 
 
-def test_ball_with_restitution_half_bounces_to_the_ideal_apexes_within_3_percent(make_scene):
-    # r 0.05 m dropped from 1 m (centre): apex after bounce k = r + e^(2k) (1 - r)
-    world, _, scene = make_scene(ground(restitution=0.5) + """rigid_objects:
-  - name: ball
-    geometry: {sphere: 0.05}
-    mass: 1.0
-    pose: {position: [0, 0, 1.0]}
-    surface: {kRestitution: 0.5}
-""")
+def bounce_apexes(scene, count=3, steps=3000):
+    """Heights of the ball's centre at its first `count` apexes after the first bounce."""
     z = []
-    for _ in range(3000):
+    for _ in range(steps):
         scene.step(DT)
         z.append(scene.free_state[0, 2])
-    z = np.array(z)
-    apexes = [z[i] for i in range(1, len(z) - 1) if z[i - 1] < z[i] >= z[i + 1]][:3]
-    ideal = [0.05 + 0.5 ** (2 * k) * 0.95 for k in (1, 2, 3)]
-    np.testing.assert_allclose(ideal, [0.2875, 0.109375, 0.06484375])
-    np.testing.assert_allclose(apexes, ideal, rtol=0.03)
+    return [z[i] for i in range(1, len(z) - 1) if z[i - 1] < z[i] >= z[i + 1]][:count]
+
+
+BALL_E_HALF = """rigid_objects:
+  - name: ball
+    geometry: {{sphere: 0.05}}
+    mass: 1.0
+    pose: {{position: [{x}, {y}, 1.0]}}
+    surface: {{kRestitution: 0.5}}
+"""
+# r 0.05 m dropped from 1 m (centre): apex after bounce k = r + e^(2k) (1 - r)
+IDEAL_APEXES = [0.05 + 0.5 ** (2 * k) * 0.95 for k in (1, 2, 3)]
+
+
+def test_ball_with_restitution_half_bounces_to_the_ideal_apexes_within_3_percent(make_scene):
+    world, _, scene = make_scene(ground(restitution=0.5) + BALL_E_HALF.format(x=0, y=0))
+    np.testing.assert_allclose(IDEAL_APEXES, [0.2875, 0.109375, 0.06484375])
+    np.testing.assert_allclose(bounce_apexes(scene), IDEAL_APEXES, rtol=0.03)
+
+
+@pytest.mark.parametrize("floor, xy", [
+    ("two triangles", (0.3, -0.4)),           # interior
+    ("two triangles", (0.2, 0.2)),            # on the shared diagonal
+    ("two triangles", (1.0, 1.0)),            # on a (corner) vertex
+    ("grid 50", (0.013, 0.027)),              # interior of a 4 cm cell
+    ("grid 50", (0.04, 0.017)),               # on a grid line
+    ("grid 50", (0.02, 0.02)),                # on a diagonal
+    ("grid 50", (0.04, 0.08)),                # on a vertex of six triangles
+    ("heightfield 41", (0.013, 0.027)),
+    ("heightfield 41", (0.05, 0.05)),         # on a diagonal
+    ("heightfield 41", (0.1, -0.15)),         # on a vertex
+], ids=lambda v: v if isinstance(v, str) else f"{v[0]},{v[1]}")
+def test_ball_with_restitution_half_bounces_on_a_mesh_floor_as_on_a_plane(make_scene, tmp_path, floor, xy):
+    # the seed's claim on triangle meshes (2 triangles; 5,000 of 4 cm) and a heightfield,
+    # landing on interiors, shared edges and vertices: the apexes within 3 % of the ideal ones
+    import mesh_floors as mf
+
+    if floor == "heightfield 41":
+        terrain = mf.heightfield_yaml(np.zeros((41, 41)), (2.0, 2.0), tmp_path / "floor.npy",
+                                      surface="{kRestitution: 0.5}")
+    else:
+        v, f = mf.two_triangles() if floor == "two triangles" else mf.grid(50)
+        terrain = mf.floor_yaml(v, f, tmp_path / "floor.stl", surface="{kRestitution: 0.5}")
+    world, _, scene = make_scene(terrain + BALL_E_HALF.format(x=xy[0], y=xy[1]))
+    np.testing.assert_allclose(bounce_apexes(scene), IDEAL_APEXES, rtol=0.03)
+    np.testing.assert_allclose(scene.free_state[0, :2], xy, atol=1e-9)      # straight up
 
 
 def incline(make_scene, mu, seconds):
