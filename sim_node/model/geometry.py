@@ -197,7 +197,9 @@ def clean_triangles(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
     """A triangle soup as a collision surface: coincident vertices merged (STL repeats them for
     every triangle, and only shared vertices reveal edges and neighbours), triangles that repeat
     a vertex dropped (no area), triangles listed twice (either winding: a double-sided export)
-    kept once. Returns verts (V, 3) float64 and tris (T, 3) int32."""
+    kept once, and T-junctions split (a vertex lying on another triangle's boundary edge: that
+    triangle is cut there, so the surface on both sides shares the edge). Returns verts (V, 3)
+    float64 and tris (T, 3) int32."""
     import trimesh
 
     merged = trimesh.Trimesh(vertices=vertices, faces=faces, process=False)
@@ -208,8 +210,62 @@ def clean_triangles(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
                 & (tris[:, 2] != tris[:, 0]))
     tris = tris[distinct]
     _, first = np.unique(np.sort(tris, axis=1), axis=0, return_index=True)
-    tris = tris[np.sort(first)]
+    tris = _split_t_junctions(verts, tris[np.sort(first)])
     return verts, np.ascontiguousarray(tris, dtype=np.int32)
+
+
+# a vertex this close [m] to a boundary edge lies on it (trimesh merges vertices closer than
+# 1e-8 m, its default merge tolerance, alike)
+T_JUNCTION_TOLERANCE = 1e-8
+
+
+def _split_t_junctions(verts, tris):
+    """tris with every triangle whose boundary edge (an edge of that triangle only) passes
+    through vertices of other boundary edges cut at those vertices, fan-wise from its opposite
+    vertex (winding kept)."""
+    from scipy.spatial import cKDTree
+
+    for _ in range(64):                       # each pass splits one edge of each triangle
+        a, b = tris, np.roll(tris, -1, axis=1)
+        key = np.sort(np.stack([a, b], axis=-1).reshape(-1, 2), axis=1)
+        _, inverse, count = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+        boundary = np.nonzero(count[inverse.reshape(-1)] == 1)[0]          # half-edges 3 t + k
+        if not len(boundary):
+            return tris
+        ends = tris.reshape(-1)[np.stack([boundary, 3 * (boundary // 3) + (boundary + 1) % 3], 1)]
+        candidates = np.unique(ends)
+        tree = cKDTree(verts[candidates])
+        p, q = verts[ends[:, 0]], verts[ends[:, 1]]
+        length = np.linalg.norm(q - p, axis=1)
+        near = tree.query_ball_point(0.5 * (p + q), 0.5 * length + T_JUNCTION_TOLERANCE)
+        cuts = {}
+        for h, found in zip(boundary, near):
+            t = int(h // 3)
+            if t in cuts or len(found) <= 2:
+                continue
+            e = int(h) - 3 * t
+            i, j = tris[t, e], tris[t, (e + 1) % 3]
+            u, d = verts[i], verts[j] - verts[i]
+            on = []
+            for v in candidates[found]:
+                if v in (i, j):
+                    continue
+                s = float(np.dot(verts[v] - u, d) / np.dot(d, d))
+                if 0.0 < s < 1.0 and np.linalg.norm(verts[v] - u - s * d) <= T_JUNCTION_TOLERANCE:
+                    on.append((s, int(v)))
+            if on:
+                cuts[t] = (e, [int(v) for _, v in sorted(on)])
+        if not cuts:
+            return tris
+        pieces = []
+        for t, (e, inner) in cuts.items():
+            i, j, c = tris[t, e], tris[t, (e + 1) % 3], tris[t, (e + 2) % 3]
+            chain = [i] + inner + [j]
+            pieces += [[chain[k], chain[k + 1], c] for k in range(len(chain) - 1)]
+        keep = np.ones(len(tris), bool)
+        keep[list(cuts)] = False
+        tris = np.vstack([tris[keep], np.array(pieces, dtype=tris.dtype)])
+    return tris
 
 
 def triangle_features(verts, tris, flat_angle=1e-3) -> tuple[np.ndarray, np.ndarray]:

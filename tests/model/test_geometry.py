@@ -165,3 +165,22 @@ def test_cleaning_merges_copies_and_drops_empty_and_repeated_triangles():
         sorted(map(tuple, square[t].tolist())) for t in faces)
     flags, adjacent = geo.triangle_features(verts, clean)
     assert np.all(adjacent >= -1) and (adjacent >= 0).sum() == 2    # one shared edge, manifold
+
+
+def test_a_t_junction_is_split_so_that_both_sides_share_its_edges():
+    # two triangles below y = 0 share nothing with the three above, whose middle vertex (0, 0)
+    # lies on the lower left triangle's edge: after cleaning that edge is cut at it and every
+    # edge along y = 0 has a neighbour on each side, all flat
+    verts = np.array([[-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 0, 0], [-1, 1, 0], [1, 1, 0],
+                      [0.5, 0, 0]], float)
+    tris = np.array([[1, 0, 2], [3, 0, 4], [3, 4, 5], [6, 3, 5], [1, 6, 5]])
+    v, t = geo.clean_triangles(verts, tris)
+    assert len(t) == 7                                   # the lower triangle in three pieces
+    trimesh_area = 0.5 * np.linalg.norm(np.cross(v[t[:, 1]] - v[t[:, 0]], v[t[:, 2]] - v[t[:, 0]]), axis=1)
+    assert trimesh_area.sum() == pytest.approx(3.0, abs=1e-12)
+    flags, adjacent = geo.triangle_features(v, t)
+    for k_tri, tri in enumerate(t):
+        for k in range(3):
+            a, b = v[tri[k]], v[tri[(k + 1) % 3]]
+            if a[1] == 0 and b[1] == 0:                  # an edge along y = 0
+                assert adjacent[k_tri, k] >= 0 and flags[k_tri] & (geo.FLAT_EDGE << k)

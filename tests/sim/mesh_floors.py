@@ -43,6 +43,19 @@ def grid(cells, half=HALF, alternate=False):
     return v, np.array(faces)
 
 
+def rect_grid(xs, ys):
+    """The rectangles between the grid lines xs, ys (increasing), each cut along its
+    (i, j)-(i+1, j+1) diagonal, at z = 0."""
+    X, Y = np.meshgrid(xs, ys)
+    v = np.column_stack([X.ravel(), Y.ravel(), np.zeros(X.size)])
+    n, faces = len(xs), []
+    for j in range(len(ys) - 1):
+        for i in range(n - 1):
+            a, b, c, d = j * n + i, j * n + i + 1, (j + 1) * n + i + 1, (j + 1) * n + i
+            faces += [[a, b, c], [a, c, d]]
+    return v, np.array(faces)
+
+
 def random_triangulation(rng, points=40, half=HALF):
     """Delaunay triangulation of the square's corners, points on its sides and random points
     inside (irregular valences, long thin triangles)."""

@@ -76,19 +76,28 @@ def test_ball_with_restitution_half_bounces_on_a_mesh_floor_as_on_a_plane(make_s
     np.testing.assert_allclose(scene.free_state[0, :2], xy, atol=1e-9)      # straight up
 
 
-def incline(make_scene, mu, seconds):
+def incline(make_scene, mu, seconds, tmp_path=None):
+    """A 0.1 m box on a 20-degree slope: the plane, or (tmp_path given) a triangulated slope
+    (8 x 8 cells of 25 cm, the box crossing their edges as it slides)."""
     theta = math.radians(20)
     n = [-math.sin(theta), 0.0, math.cos(theta)]
     q = quat_about((0, 1, 0), -theta)                 # box faces parallel to the slope
     centre = np.array(n) * (0.05 + 0.0005)
-    world, _, scene = make_scene(f"""terrains:
+    R = quat2mat([q[3], q[0], q[1], q[2]])
+    assert np.allclose(R[:, 2], n)
+    if tmp_path is None:
+        slope = f"""terrains:
   - name: slope
     geometry: {{plane: {{normal: {n}, offset: 0.0}}}}
     surface: {{kFriction: {mu}}}
-rigid_objects:
-""" + box("box", 0.1, 0.5, centre.tolist(), mu, q))
-    R = quat2mat([q[3], q[0], q[1], q[2]])
-    assert np.allclose(R[:, 2], n)
+"""
+    else:
+        import mesh_floors as mf
+
+        v, f = mf.grid(8)
+        slope = mf.floor_yaml((v + [0.3, 0.1, 0.0]) @ R.T, f, tmp_path / "slope.stl",
+                              surface=f"{{kFriction: {mu}}}")
+    world, _, scene = make_scene(slope + "rigid_objects:\n" + box("box", 0.1, 0.5, centre.tolist(), mu, q))
     x0 = scene.free_state[0, :3].copy()
     downhill = np.array([-math.cos(theta), 0.0, -math.sin(theta)])
     s = []
@@ -98,8 +107,10 @@ rigid_objects:
     return np.array(s), scene, theta
 
 
-def test_box_on_20_degree_incline_with_mu_0_3_slides_at_g_sin_minus_mu_cos_within_1_percent(make_scene):
-    s, scene, theta = incline(make_scene, 0.3, 1.0)
+@pytest.mark.parametrize("slope", ["plane", "mesh"])
+def test_box_on_20_degree_incline_with_mu_0_3_slides_at_g_sin_minus_mu_cos_within_1_percent(make_scene, tmp_path,
+                                                                                             slope):
+    s, scene, theta = incline(make_scene, 0.3, 1.0, tmp_path if slope == "mesh" else None)
     t = np.arange(1, len(s) + 1) * DT
     accel = 2 * np.polyfit(t[100:], s[100:], 2)[0]
     assert abs(accel / (G * (math.sin(theta) - 0.3 * math.cos(theta))) - 1) < 0.01
@@ -109,12 +120,17 @@ def test_box_on_20_degree_incline_with_mu_0_3_slides_at_g_sin_minus_mu_cos_withi
     n = np.array([-math.sin(theta), 0.0, math.cos(theta)])
     normal = F @ n
     tangential = F - normal * n
-    assert abs(np.linalg.norm(tangential) / (0.3 * normal) - 1) < 1e-9
+    # (the mesh's vertices went through binary STL: float32, so its normals are exact to ~1e-8)
+    exact = 1e-9 if slope == "plane" else 1e-6
+    assert abs(np.linalg.norm(tangential) / (0.3 * normal) - 1) < exact
     assert tangential @ np.array([-math.cos(theta), 0, -math.sin(theta)]) < 0
+    np.testing.assert_allclose(contacts["normal"], np.tile(n, (len(contacts["normal"]), 1)), atol=exact)
 
 
-def test_box_on_20_degree_incline_with_mu_0_5_sticks_moving_less_than_10_micrometres_in_1_5_s(make_scene):
-    s, scene, theta = incline(make_scene, 0.5, 1.5)
+@pytest.mark.parametrize("slope", ["plane", "mesh"])
+def test_box_on_20_degree_incline_with_mu_0_5_sticks_moving_less_than_10_micrometres_in_1_5_s(make_scene, tmp_path,
+                                                                                              slope):
+    s, scene, theta = incline(make_scene, 0.5, 1.5, tmp_path if slope == "mesh" else None)
     assert np.abs(s).max() < 10e-6
     # sticking: friction below its limit mu N
     F = scene.contact_arrays()["impulse"].sum(axis=0) / DT
