@@ -184,6 +184,25 @@ def test_a_ball_over_a_hole_narrower_than_it_rests_on_the_rim_at_the_closed_form
     assert speed(row) < STILL
 
 
+@pytest.mark.parametrize("xy", [(0.2, 0.2), (0.2, 0.25), (0.23, 0.17)],
+                         ids=["vertex", "grid line", "face"])
+def test_a_small_ball_thrown_at_100_m_per_s_onto_a_mesh_floor_stops_on_top(files, xy):
+    # Claim: the step's sweep margin finds the floor before the ball (r 1 cm) crosses it, on a
+    # vertex, an edge or a face: it never sinks more than the padding and comes to rest on top
+    v, f = mf.grid(10)
+    world = world_from_yaml(mf.floor_yaml(v, f, files / "grid.stl")
+                            + mf.object_yaml(mf.sphere(0.01), (xy[0], xy[1], 0.5)), files)
+    scene = build_scene(world).scene
+    scene.free_state[0, 7:10] = [0.0, 0.0, -100.0]          # straight down onto xy
+    lowest = np.inf
+    for _ in range(300):
+        scene.step(DT)
+        lowest = min(lowest, scene.free_state[0, 2] - 0.01)
+    assert lowest >= -mf.PADDING
+    assert scene.free_state[0, 2] - 0.01 == pytest.approx(mf.REST_GAP, abs=AT_REST_HEIGHT)
+    assert speed(scene.free_state[0]) < STILL
+
+
 # ---------------------------------------------------------------------------------------------
 # Concave and curved floors
 
