@@ -846,7 +846,8 @@ cdef void _box_in_frame(const double* lo, const double* hi, double margin, const
     box_transform(box, Rt, pt, local)
 
 
-cdef inline int _mesh_query(const ShapeC* b, const double* local, int skip, int* tris) noexcept nogil:
+cdef inline int _mesh_query(const ShapeC* b, const double* local, int skip,
+                            int* tris) noexcept nogil:
     # triangles of mesh / heightfield b whose boxes (prisms) meet the box `local` (b's frame),
     # ranks skip .. skip + MAX_TRIS - 1 into tris; returns the total
     if b.type == SHAPE_HEIGHTFIELD:

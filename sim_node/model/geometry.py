@@ -300,7 +300,8 @@ def triangle_features(verts, tris, flat_angle=1e-3) -> tuple[np.ndarray, np.ndar
     # pair the two half-edges of every edge with exactly two triangles
     order = np.argsort(edge_id, kind="stable")
     paired = order[half_count[order] == 2].reshape(-1, 2)
-    h, g = np.concatenate([paired[:, 0], paired[:, 1]]), np.concatenate([paired[:, 1], paired[:, 0]])
+    h = np.concatenate([paired[:, 0], paired[:, 1]])                 # each half-edge h
+    g = np.concatenate([paired[:, 1], paired[:, 0]])                 # and its twin g
     t_h, k_h = np.divmod(h, 3)
     t_g, k_g = np.divmod(g, 3)
     opposite = tris[t_g, (k_g + 2) % 3]
