@@ -25,6 +25,8 @@ cdef class BVHTree:
 cdef int bvh_bind(BVH* t, dict arrays) except -1
 cdef int bvh_query_aabb(const BVH* t, const double* lo, const double* hi, int* out,
                         int max_out) noexcept nogil
+cdef int bvh_query_aabb_from(const BVH* t, const double* lo, const double* hi, int skip, int* out,
+                             int max_out) noexcept nogil
 cdef int bvh_query_pair(const BVH* a, const BVH* b, const double* R_ab, const double* p_ab,
                         double margin, int* out_pairs, int max_pairs) noexcept nogil
 

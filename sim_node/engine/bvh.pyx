@@ -1,7 +1,7 @@
 """Axis-aligned bounding-volume hierarchy (AABB tree) over items, usually a mesh's triangles.
 
     build_bvh:       item boxes lo, hi (n, 3) => tree arrays (the BVH struct's fields)
-    bvh_query_aabb:  tree, box [lo, hi] => the items whose own box overlaps it
+    bvh_query_aabb:  tree, box [lo, hi] => the items whose own box overlaps it (_from: in chunks)
     bvh_query_pair:  trees A and B, pose of B in A (R_AB, p_AB), margin => the item pairs (i, j)
                      whose boxes overlap within the margin, B's boxes re-boxed in A's frame
 
@@ -416,6 +416,14 @@ cdef int bvh_query_aabb(const BVH* t, const double* lo, const double* hi, int* o
                         int max_out) noexcept nogil:
     # (tree, box [lo, hi] in the tree frame) => (out: items whose box overlaps, in slot order);
     # returns the number of such items, of which the first max_out are written
+    return bvh_query_aabb_from(t, lo, hi, 0, out, max_out)
+
+
+cdef int bvh_query_aabb_from(const BVH* t, const double* lo, const double* hi, int skip, int* out,
+                             int max_out) noexcept nogil:
+    # bvh_query_aabb from the item of rank `skip` on: out[0 : max_out] receives the items of
+    # rank skip, skip + 1, ... (slot order); returns the total number of items found. Callers
+    # with a fixed buffer walk a large answer in chunks (skip = 0, max_out, 2 max_out, ...).
     cdef int stack[BVH_STACK]
     cdef int top = 1, node, s, end, found = 0
     if t.nnode == 0:
@@ -430,8 +438,9 @@ cdef int bvh_query_aabb(const BVH* t, const double* lo, const double* hi, int* o
             end = t.first[node] + t.count[node]
             for s in range(t.first[node], end):
                 if box_overlap(&t.item_bounds[6 * s], lo, hi):
-                    if found < max_out:
-                        out[found] = t.item[s]
+                    # skip <= found < skip + max_out, in one unsigned comparison
+                    if <unsigned int> (found - skip) < <unsigned int> max_out:
+                        out[found - skip] = t.item[s]
                     found += 1
         else:
             stack[top] = t.child[2 * node + 1]    # the left child is popped first
@@ -506,14 +515,17 @@ cdef cnp.ndarray _int_buffer(object out, int cols, str name):
     return <cnp.ndarray> out
 
 
-def query_aabb_into(BVHTree tree not None, lo, hi, out):
-    """bvh_query_aabb: items whose box overlaps [lo, hi] (tree frame, [m]) into out (m,) int32.
-    Returns the true count; only the first len(out) are written."""
+def query_aabb_into(BVHTree tree not None, lo, hi, out, int skip=0):
+    """bvh_query_aabb_from: items whose box overlaps [lo, hi] (tree frame, [m]), from the one
+    of rank `skip` (>= 0) on, into out (m,) int32. Returns the true total count; only the items
+    of rank skip .. skip + len(out) - 1 are written (a large answer read in chunks)."""
     cdef cnp.ndarray lo_a = as_vector(lo, 3, "lo")
     cdef cnp.ndarray hi_a = as_vector(hi, 3, "hi")
     cdef cnp.ndarray buf = _int_buffer(out, 0, "out")
-    return bvh_query_aabb(&tree.c, data_ptr(lo_a), data_ptr(hi_a), <int*> cnp.PyArray_DATA(buf),
-                          <int> buf.shape[0])
+    if skip < 0:
+        raise ValueError(f"skip: expected a rank >= 0, got {skip}")
+    return bvh_query_aabb_from(&tree.c, data_ptr(lo_a), data_ptr(hi_a), skip,
+                               <int*> cnp.PyArray_DATA(buf), <int> buf.shape[0])
 
 
 def query_aabb(BVHTree tree not None, lo, hi):

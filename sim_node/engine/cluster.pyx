@@ -1,7 +1,9 @@
 """Reduction of the contacts between one pair of bodies to at most max_contacts.
 
-Points closer than `merge_radius` to a kept, deeper point are merged into it first (boundary-layer
-contact finds many nearly coincident points on fine meshes). If more than max_contacts remain,
+Points closer than `merge_radius` to a kept, deeper point with (nearly) the same normal are merged
+into it first (boundary-layer contact finds many nearly coincident points on fine meshes); points
+with different normals stay apart however close they are: a body in a crease or a corner touches
+each face near the same place, and each face must keep holding it. If more than max_contacts remain,
 the deepest point is kept, then repeatedly the point farthest (in the plane of the contact) from
 every point kept so far: farthest-point sampling keeps the extreme points of the patch, so the
 support polygon — and the stability of what rests on it — is preserved, which averaging
@@ -10,7 +12,11 @@ returns the new count. scratch: n ints.
 """
 from libc.math cimport sqrt
 
-from sim_node.engine.narrowphase cimport RawContact
+from sim_node.engine.geometry cimport RawContact
+
+# cosine of the largest angle between the normals of two points that may merge (8.1 degrees:
+# neighbouring triangles of a finely curved surface merge, the faces of a crease do not)
+cdef double MERGE_NORMAL_COS = 0.99
 
 
 cdef inline double _planar_dist2(const RawContact* a, const RawContact* b) noexcept nogil:
@@ -34,7 +40,7 @@ cdef int cluster_contacts(RawContact* c, int n, int max_contacts, double merge_r
     if n <= 1:
         return n
     # merge: visit points deepest first (selection order), drop those within merge_radius
-    # of an already kept point
+    # of an already kept point with the same normal
     kept = 0
     for i in range(n):
         keep[i] = 0
@@ -47,7 +53,9 @@ cdef int cluster_contacts(RawContact* c, int n, int max_contacts, double merge_r
             break
         keep[best] = 1
         for i in range(n):
-            if keep[i] == 0 and _planar_dist2(&c[best], &c[i]) <= r2:
+            if (keep[i] == 0 and _planar_dist2(&c[best], &c[i]) <= r2
+                    and (c[best].normal[0] * c[i].normal[0] + c[best].normal[1] * c[i].normal[1]
+                         + c[best].normal[2] * c[i].normal[2]) >= MERGE_NORMAL_COS):
                 keep[i] = -1
     j = 0
     for i in range(n):

@@ -52,11 +52,17 @@ ctypedef struct MeshC:
     const double* face_normals  # [nface*3] outward unit normals
     # MESH and HEIGHTFIELD: hierarchy over the triangles (CONVEX: its root box bounds the hull)
     BVH bvh
-    # MESH and HEIGHTFIELD: per triangle, bit k (k = 0..2) marks edge (v_k, v_k+1) as a flat
-    # interior edge (shared with a coplanar neighbour) and bit 3 + k marks vertex k as flat (all
-    # triangles around it coplanar). Contacts found only at such features are artefacts of the
-    # triangulation (a box sliding across a flat floor must not bump on its edges); NULL: none.
+    # MESH and HEIGHTFIELD: the neighbourhood of each triangle (model/geometry.py
+    # triangle_features), NULL when unknown (every edge then counts as a boundary). tri_flags:
+    # bit k (k = 0..2) marks edge (v_k, v_k+1) flat (the surface continues in the triangle's
+    # plane across it), bit 3 + k vertex k flat (every edge at it flat), bit 6 a degenerate
+    # triangle (near-zero area: no reliable normal; its neighbours cover its place).
+    # tri_adjacent[3 t + k]: the vertex of the neighbour across edge k opposite that edge,
+    # -1 on a boundary, -2 for a non-manifold edge or a degenerate neighbour. With it the
+    # narrow phase tells convex edges (which carry contacts of their own) from flat and concave
+    # ones (covered by the faces beside them), seen from the side a body is on.
     const unsigned char* tri_flags
+    const int* tri_adjacent
     # HEIGHTFIELD only: h(x0 + i dx, y0 + j dy) = heights[j * nx + i]; the cell (i, j) splits
     # into triangles 2 (j (nx-1) + i) and 2 (j (nx-1) + i) + 1, which are also stored in tris
     int nx
@@ -76,6 +82,14 @@ ctypedef struct ConvexC:
     double p[3]             # shape origin in the world (zero for TRIANGLE)
     const MeshC* mesh       # CONVEX: the polytope
     double tri[9]           # TRIANGLE: the three world vertices
+
+
+ctypedef struct RawContact:
+    # one contact point between two shapes (narrowphase), before clustering
+    double pa[3]          # point on the surface of A, world
+    double pb[3]          # point on the surface of B, world
+    double normal[3]      # unit, from B towards A
+    double distance       # signed separation of the real surfaces along normal [m]
 
 
 ctypedef struct DistanceResult:

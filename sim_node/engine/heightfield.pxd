@@ -20,5 +20,7 @@ cdef class Heightfield:
 cdef int heightfield_bind(MeshC* hf, dict arrays) except -1
 cdef int heightfield_cells(const MeshC* hf, const double* lo, const double* hi, int* out,
                            int max_out) noexcept nogil
+cdef int heightfield_cells_from(const MeshC* hf, const double* lo, const double* hi, int skip,
+                                int* out, int max_out) noexcept nogil
 cdef void heightfield_triangle(const MeshC* hf, int t, double* v) noexcept nogil
 cdef double heightfield_height_at(const MeshC* hf, double x, double y) noexcept nogil

@@ -2,6 +2,7 @@
 
     make_heightfield_arrays:  heights (ny, nx), spacing, origin => verts, tris, grid fields, BVH
     heightfield_cells:        box [lo, hi] in the heightfield frame => triangles it may touch
+                              (_from: in chunks)
     heightfield_triangle:     triangle t => its three vertices in the heightfield frame
     heightfield_height_at:    (x, y) => z of the triangle surface over (x, y), NaN off the grid
 
@@ -227,6 +228,13 @@ cdef int heightfield_cells(const MeshC* hf, const double* lo, const double* hi, 
                            int max_out) noexcept nogil:
     # (box [lo, hi], heightfield frame) => (out: triangles whose prism the box meets, ascending);
     # returns their number, of which the first max_out are written
+    return heightfield_cells_from(hf, lo, hi, 0, out, max_out)
+
+
+cdef int heightfield_cells_from(const MeshC* hf, const double* lo, const double* hi, int skip,
+                                int* out, int max_out) noexcept nogil:
+    # heightfield_cells from the triangle of rank `skip` on: out[0 : max_out] receives those of
+    # rank skip, skip + 1, ...; returns the total number (walking a large box in chunks)
     cdef int ncx = hf.nx - 1, ncy = hf.ny - 1, nx = hf.nx
     cdef const double* z = &hf.verts[2]
     cdef int i0 = _first_cell(hf.verts, 3, ncx, hf.x0, hf.dx, lo[0])
@@ -244,12 +252,14 @@ cdef int heightfield_cells(const MeshC* hf, const double* lo, const double* hi, 
             z01 = z[3 * (a + nx)]
             t = 2 * (j * ncx + i)
             if _max3(z00, z10, z11) >= lo[2]:
-                if found < max_out:
-                    out[found] = t
+                # skip <= found < skip + max_out, in one unsigned comparison
+                if <unsigned int> (found - skip) < <unsigned int> max_out:
+                    out[found - skip] = t
                 found += 1
             if _max3(z00, z11, z01) >= lo[2]:
-                if found < max_out:
-                    out[found] = t + 1
+                # skip <= found < skip + max_out, in one unsigned comparison
+                if <unsigned int> (found - skip) < <unsigned int> max_out:
+                    out[found - skip] = t + 1
                 found += 1
     return found
 
@@ -299,16 +309,19 @@ cdef double heightfield_height_at(const MeshC* hf, double x, double y) noexcept 
 # ---------------------------------------------------------------------------------------------
 # Python wrappers (validated)
 
-def cells_into(Heightfield hf not None, lo, hi, out):
-    """heightfield_cells into out (m,) int32; returns the true count (first len(out) written)."""
+def cells_into(Heightfield hf not None, lo, hi, out, int skip=0):
+    """heightfield_cells_from into out (m,) int32: the triangles of rank skip (>= 0) ..
+    skip + len(out) - 1; returns the true total count (a large box read in chunks)."""
     cdef cnp.ndarray lo_a = as_vector(lo, 3, "lo")
     cdef cnp.ndarray hi_a = as_vector(hi, 3, "hi")
     if not isinstance(out, np.ndarray) or out.dtype != np.int32 or out.ndim != 1 \
             or not out.flags.c_contiguous or not out.flags.writeable:
         raise TypeError("out: expected a writable C-contiguous int32 vector")
+    if skip < 0:
+        raise ValueError(f"skip: expected a rank >= 0, got {skip}")
     cdef cnp.ndarray buf = <cnp.ndarray> out
-    return heightfield_cells(&hf.c, data_ptr(lo_a), data_ptr(hi_a),
-                             <int*> cnp.PyArray_DATA(buf), <int> buf.shape[0])
+    return heightfield_cells_from(&hf.c, data_ptr(lo_a), data_ptr(hi_a), skip,
+                                  <int*> cnp.PyArray_DATA(buf), <int> buf.shape[0])
 
 
 def cells(Heightfield hf not None, lo, hi):

@@ -600,6 +600,8 @@ cdef class Scene:
             m.bvh.item_bounds = _ptr(arrays["item_bounds"])
             m.tri_flags = (<const unsigned char*> cnp.PyArray_DATA(arrays["tri_flags"])
                            if "tri_flags" in arrays else NULL)
+            m.tri_adjacent = (<const int*> cnp.PyArray_DATA(arrays["tri_adjacent"])
+                              if "tri_adjacent" in arrays else NULL)
             if "heights" in arrays:
                 m.nx, m.ny = spec["nx"], spec["ny"]
                 m.x0, m.y0, m.dx, m.dy = spec["x0"], spec["y0"], spec["dx"], spec["dy"]
@@ -1979,7 +1981,8 @@ cdef class Scene:
         self.refresh()
 
 
-_INT_FIELDS = {"tris", "face_start", "face_verts", "child", "first", "count", "item"}
+_INT_FIELDS = {"tris", "tri_adjacent", "face_start", "face_verts", "child", "first", "count",
+               "item"}
 
 
 cdef object _joint_vector(x, str what, int njoint, int nfull):

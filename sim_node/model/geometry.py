@@ -172,3 +172,170 @@ def _mesh_mass_properties(mesh: Mesh, mass: float) -> MassProperties:
     com = np.asarray(props["center_mass"], dtype=float)
     inertia = np.asarray(props["inertia"], dtype=float) * (mass / (props["density"] * volume))
     return MassProperties(mass, com, inertia)
+
+
+# --- triangle meshes as collision surfaces ---------------------------------------------------
+#
+# The narrow phase collides a body with a triangle mesh triangle by triangle. What it needs to
+# know about each triangle's neighbourhood (engine/geometry.pxd, MeshC.tri_flags and
+# MeshC.tri_adjacent) is computed here, once per mesh:
+#   * which edges and vertices are flat (the surface continues in the triangle's plane across
+#     them): contact points found there are interior to a contact patch, not its corners;
+#   * for every edge, the vertex of the neighbouring triangle opposite it, from which the
+#     narrow phase tells, from the side a body is on, whether the edge is convex (its own
+#     normals count) or concave / flat (the faces around it carry the contact);
+#   * which triangles are too thin to have a reliable normal.
+# Only geometry is used, never the winding: a mesh with flipped or inconsistent winding has the
+# same features.
+
+FLAT_EDGE = 1          # bit k: edge (v_k, v_k+1) is flat
+FLAT_VERTEX = 8        # bit 3 + k: every edge at vertex k is flat
+DEGENERATE = 64        # the triangle has no reliable normal (near-zero area)
+NO_NEIGHBOUR = -1      # tri_adjacent: a boundary edge (one triangle)
+MANY_NEIGHBOURS = -2   # tri_adjacent: non-manifold (3+ triangles) or a degenerate neighbour
+
+# |cross(e1, e2)| <= DEGENERATE_RATIO * (longest edge)^2: the triangle is thinner than this
+# fraction of its length, and rounding alone turns its normal by ~1e-16 / ratio rad
+DEGENERATE_RATIO = 1e-9
+
+
+def clean_triangles(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
+    """A triangle soup as a collision surface: coincident vertices merged (STL repeats them for
+    every triangle, and only shared vertices reveal edges and neighbours), triangles that repeat
+    a vertex dropped (no area), triangles listed twice (either winding: a double-sided export)
+    kept once, and T-junctions split (a vertex lying on another triangle's boundary edge: that
+    triangle is cut there, so the surface on both sides shares the edge). Returns verts (V, 3)
+    float64 and tris (T, 3) int32."""
+    import trimesh
+
+    merged = trimesh.Trimesh(vertices=vertices, faces=faces, process=False)
+    merged.merge_vertices()
+    verts = np.ascontiguousarray(merged.vertices, dtype=np.float64)
+    tris = np.asarray(merged.faces, dtype=np.int64).reshape(-1, 3)
+    distinct = ((tris[:, 0] != tris[:, 1]) & (tris[:, 1] != tris[:, 2])
+                & (tris[:, 2] != tris[:, 0]))
+    tris = tris[distinct]
+    _, first = np.unique(np.sort(tris, axis=1), axis=0, return_index=True)
+    tris = _split_t_junctions(verts, tris[np.sort(first)])
+    return verts, np.ascontiguousarray(tris, dtype=np.int32)
+
+
+# a vertex this close [m] to a boundary edge lies on it (trimesh merges vertices closer than
+# 1e-8 m, its default merge tolerance, alike)
+T_JUNCTION_TOLERANCE = 1e-8
+
+
+def _split_t_junctions(verts, tris):
+    """tris with every triangle whose boundary edge (an edge of that triangle only) passes
+    through vertices of other boundary edges cut at those vertices, fan-wise from its opposite
+    vertex (winding kept)."""
+    from scipy.spatial import cKDTree
+
+    for _ in range(64):                       # each pass splits one edge of each triangle
+        a, b = tris, np.roll(tris, -1, axis=1)
+        key = np.sort(np.stack([a, b], axis=-1).reshape(-1, 2), axis=1)
+        _, inverse, count = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+        boundary = np.nonzero(count[inverse.reshape(-1)] == 1)[0]          # half-edges 3 t + k
+        if not len(boundary):
+            return tris
+        ends = tris.reshape(-1)[np.stack([boundary, 3 * (boundary // 3) + (boundary + 1) % 3], 1)]
+        candidates = np.unique(ends)
+        tree = cKDTree(verts[candidates])
+        p, q = verts[ends[:, 0]], verts[ends[:, 1]]
+        length = np.linalg.norm(q - p, axis=1)
+        near = tree.query_ball_point(0.5 * (p + q), 0.5 * length + T_JUNCTION_TOLERANCE)
+        cuts = {}
+        for h, found in zip(boundary, near):
+            t = int(h // 3)
+            if t in cuts or len(found) <= 2:
+                continue
+            e = int(h) - 3 * t
+            i, j = tris[t, e], tris[t, (e + 1) % 3]
+            u, d = verts[i], verts[j] - verts[i]
+            on = []
+            for v in candidates[found]:
+                if v in (i, j):
+                    continue
+                s = float(np.dot(verts[v] - u, d) / np.dot(d, d))
+                if 0.0 < s < 1.0 and np.linalg.norm(verts[v] - u - s * d) <= T_JUNCTION_TOLERANCE:
+                    on.append((s, int(v)))
+            if on:
+                cuts[t] = (e, [int(v) for _, v in sorted(on)])
+        if not cuts:
+            return tris
+        pieces = []
+        for t, (e, inner) in cuts.items():
+            i, j, c = tris[t, e], tris[t, (e + 1) % 3], tris[t, (e + 2) % 3]
+            chain = [i] + inner + [j]
+            pieces += [[chain[k], chain[k + 1], c] for k in range(len(chain) - 1)]
+        keep = np.ones(len(tris), bool)
+        keep[list(cuts)] = False
+        tris = np.vstack([tris[keep], np.array(pieces, dtype=tris.dtype)])
+    return tris
+
+
+def triangle_features(verts, tris, flat_angle=1e-3) -> tuple[np.ndarray, np.ndarray]:
+    """Neighbourhood of every triangle of a mesh (see above): flags (T,) uint8 (FLAT_EDGE << k,
+    FLAT_VERTEX << k, DEGENERATE) and adjacent (T, 3) int32, the vertex of the neighbour across
+    edge k or NO_NEIGHBOUR / MANY_NEIGHBOURS. An edge is flat when its neighbour's plane is
+    less than `flat_angle` [rad] out of the triangle's (either way, whatever the winding).
+    verts (V, 3) [m], tris (T, 3) vertex indices."""
+    verts = np.asarray(verts, dtype=np.float64).reshape(-1, 3)
+    tris = np.asarray(tris, dtype=np.int64).reshape(-1, 3)
+    ntri = len(tris)
+    flags = np.zeros(ntri, np.uint8)
+    adjacent = np.full((ntri, 3), NO_NEIGHBOUR, np.int32)
+    if ntri == 0:
+        return flags, adjacent
+    corners = verts[tris]                                        # (T, 3, 3)
+    edges = np.roll(corners, -1, axis=1) - corners               # edge k: v_k -> v_k+1
+    cross = np.cross(edges[:, 0], -edges[:, 2])
+    area2 = np.linalg.norm(cross, axis=1)
+    longest2 = np.max(np.einsum("tki,tki->tk", edges, edges), axis=1)
+    degenerate = area2 <= DEGENERATE_RATIO * longest2
+    flags[degenerate] |= DEGENERATE
+    normal = cross / np.where(degenerate, 1.0, area2)[:, None]
+
+    # half-edges 3 t + k, grouped by their undirected edge
+    a = tris
+    b = np.roll(tris, -1, axis=1)
+    key = np.stack([np.minimum(a, b), np.maximum(a, b)], axis=-1).reshape(-1, 2)
+    _, edge_id, count = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    edge_id = edge_id.reshape(-1)
+    half_count = count[edge_id]
+    # pair the two half-edges of every edge with exactly two triangles
+    order = np.argsort(edge_id, kind="stable")
+    paired = order[half_count[order] == 2].reshape(-1, 2)
+    h = np.concatenate([paired[:, 0], paired[:, 1]])                 # each half-edge h
+    g = np.concatenate([paired[:, 1], paired[:, 0]])                 # and its twin g
+    t_h, k_h = np.divmod(h, 3)
+    t_g, k_g = np.divmod(g, 3)
+    opposite = tris[t_g, (k_g + 2) % 3]
+    usable = ~degenerate[t_g]
+    adjacent[t_h, k_h] = np.where(usable, opposite, MANY_NEIGHBOURS)
+    adjacent.reshape(-1)[half_count >= 3] = MANY_NEIGHBOURS
+    # flat: the neighbour's opposite vertex, seen from the edge, leaves the triangle's plane by
+    # less than sin(flat_angle) of its distance from the edge line
+    origin = corners[t_h, k_h]
+    along = edges[t_h, k_h]
+    rel = verts[opposite] - origin
+    length2 = np.maximum(np.einsum("ij,ij->i", along, along), np.finfo(float).tiny)
+    off_line = rel - (np.einsum("ij,ij->i", rel, along) / length2)[:, None] * along
+    out_of_plane = np.abs(np.einsum("ij,ij->i", rel, normal[t_h]))
+    flat = (usable & ~degenerate[t_h]
+            & (out_of_plane <= math.sin(flat_angle) * np.linalg.norm(off_line, axis=1)))
+    flat_half = np.zeros(3 * ntri, bool)
+    flat_half[h] = flat
+    # an edge is flat only when it is flat seen from both of its triangles
+    flat_edge = np.zeros(len(count), bool)
+    np.logical_or.at(flat_edge, edge_id[h], True)
+    np.logical_and.at(flat_edge, edge_id, flat_half)
+    flat_half = flat_edge[edge_id]
+    flags |= (flat_half.reshape(-1, 3) * (FLAT_EDGE << np.arange(3))).sum(axis=1).astype(np.uint8)
+    # a vertex is flat when every edge at it is
+    rough = np.zeros(len(verts), bool)
+    rough[key[~flat_half, 0]] = True
+    rough[key[~flat_half, 1]] = True
+    flat_vertex = ~rough[tris]                                   # (T, 3)
+    flags |= (flat_vertex * (FLAT_VERTEX << np.arange(3))).sum(axis=1).astype(np.uint8)
+    return flags, adjacent

@@ -85,7 +85,8 @@ class _MeshTable:
         spec = {**arrays, **bvh}
         spec["verts"] = spec["verts"].reshape(-1)
         spec["tris"] = spec["tris"].reshape(-1)
-        spec["tri_flags"] = flat_feature_flags(arrays["verts"], arrays["tris"])
+        spec["tri_flags"], adjacent = geo.triangle_features(arrays["verts"], arrays["tris"])
+        spec["tri_adjacent"] = adjacent.reshape(-1)
         self.specs.append(spec)
         return len(self.specs) - 1
 
@@ -96,51 +97,14 @@ def _bvh(tri_lo, tri_hi):
 
 
 def triangle_mesh_arrays(vertices, faces) -> dict:
-    """A triangle mesh with coincident vertices merged (STL repeats them for every triangle, and
-    only shared vertices reveal the mesh's edges and its flat interior features)."""
-    import trimesh
-
-    merged = trimesh.Trimesh(vertices=vertices, faces=faces, process=False)
-    merged.merge_vertices()
-    verts = np.ascontiguousarray(merged.vertices, dtype=np.float64)
-    tris = np.ascontiguousarray(merged.faces, dtype=np.int32)
+    """A triangle mesh as a collision surface (geo.clean_triangles), with the neighbourhood of
+    every triangle (geo.triangle_features) and its BVH."""
+    verts, tris = geo.clean_triangles(vertices, faces)
+    flags, adjacent = geo.triangle_features(verts, tris)
     corners = verts[tris]
-    return {"verts": verts.reshape(-1), "tris": tris.reshape(-1),
-            "tri_flags": flat_feature_flags(verts, tris),
+    return {"verts": verts.reshape(-1), "tris": tris.reshape(-1), "tri_flags": flags,
+            "tri_adjacent": adjacent.reshape(-1),
             **_bvh(corners.min(axis=1), corners.max(axis=1))}
-
-
-def flat_feature_flags(verts, tris, angle=1e-3) -> np.ndarray:
-    """Per triangle: bit k set when edge (v_k, v_k+1) is shared with a neighbour less than
-    `angle` [rad] out of plane, bit 3 + k when every edge at vertex k is such an edge."""
-    import trimesh
-
-    mesh = trimesh.Trimesh(verts, tris, process=False)
-    flags = np.zeros(len(tris), np.uint8)
-    flat_edges = set()
-    if len(mesh.face_adjacency):
-        flat = mesh.face_adjacency_angles < angle
-        for (u, v) in mesh.face_adjacency_edges[flat]:
-            flat_edges.add((min(u, v), max(u, v)))
-    edge_count = {}
-    for tri in tris:
-        for k in range(3):
-            u, v = int(tri[k]), int(tri[(k + 1) % 3])
-            key = (min(u, v), max(u, v))
-            edge_count[key] = edge_count.get(key, 0) + 1
-    vertex_flat = {}
-    for key, count in edge_count.items():
-        ok = key in flat_edges and count == 2
-        for u in key:
-            vertex_flat[u] = vertex_flat.get(u, True) and ok
-    for t, tri in enumerate(tris):
-        for k in range(3):
-            u, v = int(tri[k]), int(tri[(k + 1) % 3])
-            if (min(u, v), max(u, v)) in flat_edges and edge_count[(min(u, v), max(u, v))] == 2:
-                flags[t] |= 1 << k
-            if vertex_flat.get(int(tri[k]), False):
-                flags[t] |= 1 << (3 + k)
-    return flags
 
 
 def convex_mesh_arrays(vertices) -> dict:

@@ -151,6 +151,30 @@ def test_empty_inputs():
     assert one["child"].tolist() == [[-1, -1]] and one["count"].tolist() == [1]
 
 
+
+@given(seeds, st.integers(1, 40))
+def test_a_query_read_in_chunks_is_the_whole_answer_in_order(seed, chunk):
+    # bvh_query_aabb_from: consecutive skips of `chunk` items concatenate to the full answer
+    rng = np.random.default_rng(seed)
+    lo, hi = random_boxes(rng, int(rng.integers(1, 300)))
+    tree = tree_of(lo, hi)
+    qlo = rng.uniform(-1, 3, 3)
+    qhi = qlo + rng.uniform(0, 3, 3)
+    full = bvh.query_aabb(tree, qlo, qhi)
+    parts, skip = [], 0
+    while True:
+        out = np.full(chunk, -7, dtype=np.int32)
+        total = bvh.query_aabb_into(tree, qlo, qhi, out, skip=skip)
+        assert total == len(full)
+        parts.append(out[:max(0, min(chunk, total - skip))])
+        assert np.all(out[len(parts[-1]):] == -7)           # nothing written past the answer
+        skip += chunk
+        if skip >= total:
+            break
+    assert np.array_equal(np.concatenate(parts), full)
+    with pytest.raises(ValueError, match="skip"):
+        bvh.query_aabb_into(tree, qlo, qhi, np.zeros(1, np.int32), skip=-1)
+
 def test_capacity_overflow_returns_the_true_count_and_a_prefix():
     rng = np.random.default_rng(2)
     lo, hi = random_boxes(rng, 200)

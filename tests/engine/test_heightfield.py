@@ -98,6 +98,24 @@ def test_cells_capacity_overflow_returns_true_count_and_prefix():
         assert np.array_equal(out, everything[:capacity])
 
 
+@given(seeds, st.integers(1, 30))
+def test_cells_read_in_chunks_are_the_whole_answer_in_order(seed, chunk):
+    # heightfield_cells_from: consecutive skips of `chunk` triangles concatenate to the answer
+    rng = np.random.default_rng(seed)
+    hf, arrays = random_field(rng)
+    lo = rng.uniform(-4, 4, 3)
+    hi = lo + rng.uniform(0, 6, 3)
+    full = hfm.cells(hf, lo, hi)
+    parts = []
+    for skip in range(0, max(len(full), 1), chunk):
+        out = np.full(chunk, -1, dtype=np.int32)
+        assert hfm.cells_into(hf, lo, hi, out, skip=skip) == len(full)
+        parts.append(out[:min(chunk, len(full) - skip)])
+    assert np.array_equal(np.concatenate(parts), full)
+    with pytest.raises(ValueError, match="skip"):
+        hfm.cells_into(hf, lo, hi, np.zeros(1, np.int32), skip=-1)
+
+
 @given(seeds)
 def test_triangles_match_the_mesh_view_and_face_up(seed):
     rng = np.random.default_rng(seed)

@@ -3,6 +3,7 @@ closed-form physics (issue 3, item 8). Default padding 2.5 mm, dt = 1 ms through
 import math
 
 import numpy as np
+import pytest
 from scene_helpers import DT, REPO, ground, quat_about, shell_floor
 from transforms3d.quaternions import quat2mat
 
@@ -21,39 +22,82 @@ def box(name, size, mass, position, friction=0.5, orientation=(0, 0, 0, 1), rest
 """
 
 
-def test_ball_with_restitution_half_bounces_to_the_ideal_apexes_within_3_percent(make_scene):
-    # r 0.05 m dropped from 1 m (centre): apex after bounce k = r + e^(2k) (1 - r)
-    world, _, scene = make_scene(ground(restitution=0.5) + """rigid_objects:
-  - name: ball
-    geometry: {sphere: 0.05}
-    mass: 1.0
-    pose: {position: [0, 0, 1.0]}
-    surface: {kRestitution: 0.5}
-""")
+def bounce_apexes(scene, count=3, steps=3000):
+    """Heights of the ball's centre at its first `count` apexes after the first bounce."""
     z = []
-    for _ in range(3000):
+    for _ in range(steps):
         scene.step(DT)
         z.append(scene.free_state[0, 2])
-    z = np.array(z)
-    apexes = [z[i] for i in range(1, len(z) - 1) if z[i - 1] < z[i] >= z[i + 1]][:3]
-    ideal = [0.05 + 0.5 ** (2 * k) * 0.95 for k in (1, 2, 3)]
-    np.testing.assert_allclose(ideal, [0.2875, 0.109375, 0.06484375])
-    np.testing.assert_allclose(apexes, ideal, rtol=0.03)
+    return [z[i] for i in range(1, len(z) - 1) if z[i - 1] < z[i] >= z[i + 1]][:count]
 
 
-def incline(make_scene, mu, seconds):
+BALL_E_HALF = """rigid_objects:
+  - name: ball
+    geometry: {{sphere: 0.05}}
+    mass: 1.0
+    pose: {{position: [{x}, {y}, 1.0]}}
+    surface: {{kRestitution: 0.5}}
+"""
+# r 0.05 m dropped from 1 m (centre): apex after bounce k = r + e^(2k) (1 - r)
+IDEAL_APEXES = [0.05 + 0.5 ** (2 * k) * 0.95 for k in (1, 2, 3)]
+
+
+def test_ball_with_restitution_half_bounces_to_the_ideal_apexes_within_3_percent(make_scene):
+    world, _, scene = make_scene(ground(restitution=0.5) + BALL_E_HALF.format(x=0, y=0))
+    np.testing.assert_allclose(IDEAL_APEXES, [0.2875, 0.109375, 0.06484375])
+    np.testing.assert_allclose(bounce_apexes(scene), IDEAL_APEXES, rtol=0.03)
+
+
+@pytest.mark.parametrize("floor, xy", [
+    ("two triangles", (0.3, -0.4)),           # interior
+    ("two triangles", (0.2, 0.2)),            # on the shared diagonal
+    ("two triangles", (1.0, 1.0)),            # on a (corner) vertex
+    ("grid 50", (0.013, 0.027)),              # interior of a 4 cm cell
+    ("grid 50", (0.04, 0.017)),               # on a grid line
+    ("grid 50", (0.02, 0.02)),                # on a diagonal
+    ("grid 50", (0.04, 0.08)),                # on a vertex of six triangles
+    ("heightfield 41", (0.013, 0.027)),
+    ("heightfield 41", (0.05, 0.05)),         # on a diagonal
+    ("heightfield 41", (0.1, -0.15)),         # on a vertex
+], ids=lambda v: v if isinstance(v, str) else f"{v[0]},{v[1]}")
+def test_ball_with_restitution_half_bounces_on_a_mesh_floor_as_on_a_plane(make_scene, tmp_path, floor, xy):
+    # the seed's claim on triangle meshes (2 triangles; 5,000 of 4 cm) and a heightfield,
+    # landing on interiors, shared edges and vertices: the apexes within 3 % of the ideal ones
+    import mesh_floors as mf
+
+    if floor == "heightfield 41":
+        terrain = mf.heightfield_yaml(np.zeros((41, 41)), (2.0, 2.0), tmp_path / "floor.npy",
+                                      surface="{kRestitution: 0.5}")
+    else:
+        v, f = mf.two_triangles() if floor == "two triangles" else mf.grid(50)
+        terrain = mf.floor_yaml(v, f, tmp_path / "floor.stl", surface="{kRestitution: 0.5}")
+    world, _, scene = make_scene(terrain + BALL_E_HALF.format(x=xy[0], y=xy[1]))
+    np.testing.assert_allclose(bounce_apexes(scene), IDEAL_APEXES, rtol=0.03)
+    np.testing.assert_allclose(scene.free_state[0, :2], xy, atol=1e-9)      # straight up
+
+
+def incline(make_scene, mu, seconds, tmp_path=None):
+    """A 0.1 m box on a 20-degree slope: the plane, or (tmp_path given) a triangulated slope
+    (8 x 8 cells of 25 cm, the box crossing their edges as it slides)."""
     theta = math.radians(20)
     n = [-math.sin(theta), 0.0, math.cos(theta)]
     q = quat_about((0, 1, 0), -theta)                 # box faces parallel to the slope
     centre = np.array(n) * (0.05 + 0.0005)
-    world, _, scene = make_scene(f"""terrains:
+    R = quat2mat([q[3], q[0], q[1], q[2]])
+    assert np.allclose(R[:, 2], n)
+    if tmp_path is None:
+        slope = f"""terrains:
   - name: slope
     geometry: {{plane: {{normal: {n}, offset: 0.0}}}}
     surface: {{kFriction: {mu}}}
-rigid_objects:
-""" + box("box", 0.1, 0.5, centre.tolist(), mu, q))
-    R = quat2mat([q[3], q[0], q[1], q[2]])
-    assert np.allclose(R[:, 2], n)
+"""
+    else:
+        import mesh_floors as mf
+
+        v, f = mf.grid(8)
+        slope = mf.floor_yaml((v + [0.3, 0.1, 0.0]) @ R.T, f, tmp_path / "slope.stl",
+                              surface=f"{{kFriction: {mu}}}")
+    world, _, scene = make_scene(slope + "rigid_objects:\n" + box("box", 0.1, 0.5, centre.tolist(), mu, q))
     x0 = scene.free_state[0, :3].copy()
     downhill = np.array([-math.cos(theta), 0.0, -math.sin(theta)])
     s = []
@@ -63,8 +107,10 @@ rigid_objects:
     return np.array(s), scene, theta
 
 
-def test_box_on_20_degree_incline_with_mu_0_3_slides_at_g_sin_minus_mu_cos_within_1_percent(make_scene):
-    s, scene, theta = incline(make_scene, 0.3, 1.0)
+@pytest.mark.parametrize("slope", ["plane", "mesh"])
+def test_box_on_20_degree_incline_with_mu_0_3_slides_at_g_sin_minus_mu_cos_within_1_percent(make_scene, tmp_path,
+                                                                                             slope):
+    s, scene, theta = incline(make_scene, 0.3, 1.0, tmp_path if slope == "mesh" else None)
     t = np.arange(1, len(s) + 1) * DT
     accel = 2 * np.polyfit(t[100:], s[100:], 2)[0]
     assert abs(accel / (G * (math.sin(theta) - 0.3 * math.cos(theta))) - 1) < 0.01
@@ -74,12 +120,17 @@ def test_box_on_20_degree_incline_with_mu_0_3_slides_at_g_sin_minus_mu_cos_withi
     n = np.array([-math.sin(theta), 0.0, math.cos(theta)])
     normal = F @ n
     tangential = F - normal * n
-    assert abs(np.linalg.norm(tangential) / (0.3 * normal) - 1) < 1e-9
+    # (the mesh's vertices went through binary STL: float32, so its normals are exact to ~1e-8)
+    exact = 1e-9 if slope == "plane" else 1e-6
+    assert abs(np.linalg.norm(tangential) / (0.3 * normal) - 1) < exact
     assert tangential @ np.array([-math.cos(theta), 0, -math.sin(theta)]) < 0
+    np.testing.assert_allclose(contacts["normal"], np.tile(n, (len(contacts["normal"]), 1)), atol=exact)
 
 
-def test_box_on_20_degree_incline_with_mu_0_5_sticks_moving_less_than_10_micrometres_in_1_5_s(make_scene):
-    s, scene, theta = incline(make_scene, 0.5, 1.5)
+@pytest.mark.parametrize("slope", ["plane", "mesh"])
+def test_box_on_20_degree_incline_with_mu_0_5_sticks_moving_less_than_10_micrometres_in_1_5_s(make_scene, tmp_path,
+                                                                                              slope):
+    s, scene, theta = incline(make_scene, 0.5, 1.5, tmp_path if slope == "mesh" else None)
     assert np.abs(s).max() < 10e-6
     # sticking: friction below its limit mu N
     F = scene.contact_arrays()["impulse"].sum(axis=0) / DT
