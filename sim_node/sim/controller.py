@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from sim_node.sim import bounds
 from sim_node.sim.motionqueue import MotionQueue
 
 ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID = 0, 1, 2
@@ -170,12 +171,14 @@ class SimRobotController:
     def setPIDCommand(self, qdes, dqdes=None, tfeedforward=None):
         """PID towards qdes with velocity target dqdes (default 0) and feed-forward torque
         (default 0), held until the next command. Cancels a motion queue."""
+        self._check_command("setPIDCommand", qdes, dqdes, tfeedforward)
         self._scene.set_commands(self._index, ACTUATOR_PID, qdes, dqdes, tfeedforward)
         self._stop_queue()
 
     def setTorqueCommand(self, torques):
         """Torque control: these torques (clipped to the limits), held until the next command.
         Cancels a motion queue."""
+        self._check_command("setTorqueCommand", None, None, torques)
         self._scene.set_commands(self._index, ACTUATOR_TORQUE, None, None, torques)
         self._stop_queue()
 
@@ -207,6 +210,7 @@ class SimRobotController:
         duration = float(duration)
         if not duration >= 0.0:
             raise ValueError(f"setJointCommands: duration must be >= 0, got {duration}")
+        self._check_command("setJointCommands", qdes, dqdes, tfeedforward)
         self._scene.set_joint_commands(self._index, index, modes[mode], qdes, dqdes,
                                        tfeedforward, duration)
         self._stop_queue()
@@ -264,9 +268,18 @@ class SimRobotController:
             a = a[self._joint_q] if position else a[self._offset:]
         if a.shape != (self._n,):
             raise ValueError(f"{method}: expected {self._n} joint values, got shape {np.shape(x)}")
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"{method}: contains NaN or infinity")
-        return a
+        if position:
+            return bounds.bounded(a, bounds.MAX_JOINT_POSITION, method, "rad or m")
+        return bounds.bounded(a, bounds.MAX_ANGULAR_SPEED, method, "rad/s or m/s")
+
+    @staticmethod
+    def _check_command(method: str, qdes, dqdes, torques):
+        # magnitudes only (shapes are the engine's check): sim_node.sim.bounds
+        for x, bound, what, unit in ((qdes, bounds.MAX_JOINT_POSITION, "qdes", "rad or m"),
+                                     (dqdes, bounds.MAX_ANGULAR_SPEED, "dqdes", "rad/s or m/s"),
+                                     (torques, bounds.MAX_TORQUE, "torques", "N m or N")):
+            if x is not None:
+                bounds.bounded(x, bound, f"{method} {what}", unit)
 
     @staticmethod
     def _duration(dt, method: str) -> float:
@@ -346,6 +359,9 @@ class SimRobotController:
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"setState: bad controller state for robot "
                              f"'{self._robot.getName()}' ({e})") from None
+        if not (0.0 < rate < math.inf and math.isfinite(next_tick)):
+            raise ValueError(f"setState: bad controller state for robot "
+                             f"'{self._robot.getName()}' (rate {rate}, next tick {next_tick})")
         if (queue is None) != (self._queue is None):
             raise ValueError(f"setState: the state does not match robot '{self._robot.getName()}'")
         if queue is not None:

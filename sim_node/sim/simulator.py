@@ -25,6 +25,7 @@ import numpy as np
 
 from sim_node.model.robot import RobotModel, RobotModelLink
 from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel
+from sim_node.sim import bounds
 from sim_node.sim.build import build_scene
 
 STATUS_NORMAL = 0
@@ -41,6 +42,7 @@ STATUS_STRINGS = {
 }
 
 _STATE_MAGIC = b"SIMNODE1"
+UNIT_QUATERNION_TOLERANCE = 1e-6    # accepted |norm - 1| of a restored state's quaternions
 
 
 def _entities(world) -> list:
@@ -73,15 +75,6 @@ def _command_arrays(scene) -> list:
             ("kp", scene.robot_kp), ("ki", scene.robot_ki), ("kd", scene.robot_kd),
             ("q_des", scene.robot_q_des), ("v_des", scene.robot_v_des),
             ("iterm", scene.robot_iterm), ("advance", scene.robot_advance)]
-
-
-def _finite_vector(x, n: int, what: str) -> np.ndarray:
-    a = np.asarray(x, dtype=float)
-    if a.shape != (n,):
-        raise ValueError(f"{what}: expected {n} numbers, got shape {np.shape(x)}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{what}: contains NaN or infinity")
-    return a
 
 
 class Simulator:
@@ -140,7 +133,9 @@ class Simulator:
         return self._sim_dt
 
     def setGravity(self, g):
-        self._scene.set_gravity(_finite_vector(g, 3, "setGravity"))
+        """Gravity g [m/s^2] (3), each component within +-MAX_GRAVITY (sim_node.sim.bounds)."""
+        self._scene.set_gravity(bounds.bounded(g, bounds.MAX_GRAVITY, "setGravity", "m/s^2",
+                                               (3,)))
 
     def getGravity(self) -> np.ndarray:
         return self._scene.get_gravity()
@@ -215,10 +210,12 @@ class Simulator:
         return self._scene.time
 
     def setTime(self, t: float):
-        """Set the simulation time [s] (log playback; the state is not changed)."""
+        """Set the simulation time [s] (log playback; the state is not changed), within
+        +-MAX_TIME (sim_node.sim.bounds)."""
         t = float(t)
-        if not math.isfinite(t):
-            raise ValueError(f"setTime: the time must be finite, got {t}")
+        if not abs(t) <= bounds.MAX_TIME:
+            raise ValueError(f"setTime: the time must be finite and within +-"
+                             f"{bounds.MAX_TIME:g} s, got {t}")
         self._scene.set_time(t)
 
     # -- status ----------------------------------------------------------------------------
@@ -243,27 +240,68 @@ class Simulator:
 
     def setState(self, state: bytes):
         """Restore a state from getState() of a Simulator of the same world. A state of another
-        world raises ValueError and changes nothing."""
+        world, a corrupt one, or one holding NaN or values beyond the bounds of
+        sim_node.sim.bounds (time within +-MAX_TIME) raises ValueError and changes nothing."""
         if not isinstance(state, (bytes, bytearray)) or not bytes(state[:8]) == _STATE_MAGIC:
             raise ValueError("setState: not a sim_node simulation state")
         state = bytes(state)
         try:
             (size,) = struct.unpack_from("<Q", state, 8)
-            header = json.loads(state[16:16 + size].decode())
+            header = json.loads(state[16:16 + size].decode(), parse_constant=_no_nan)
             controllers = header["controllers"]
             extra = header["extra"]
-        except (struct.error, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+        except (struct.error, UnicodeDecodeError, ValueError, KeyError, TypeError,
+                RecursionError) as e:
             raise ValueError(f"setState: corrupt state header ({e})") from None
-        if len(controllers) != len(self._controllers):
-            raise ValueError(f"setState: the state has {len(controllers)} robots, this world "
-                             f"{len(self._controllers)}")
+        if not isinstance(controllers, list) or len(controllers) != len(self._controllers):
+            raise ValueError(f"setState: the state has "
+                             f"{len(controllers) if isinstance(controllers, list) else 'no'} "
+                             f"robots, this world {len(self._controllers)}")
         parsed = [c._parse_state(s) for c, s in zip(self._controllers, controllers)]
         self._check_extra_state(extra)
-        self._scene.set_state(state[16 + size:])
+        previous = self.getState()
+        try:
+            self._scene.set_state(state[16 + size:])
+            self._check_scene_state()
+        except ValueError as e:
+            self._scene.set_state(previous[16 + struct.unpack_from("<Q", previous, 8)[0]:])
+            raise ValueError(f"setState: {e}") from None
         for c, s in zip(self._controllers, parsed):
             c._set_state(s)
         self._set_extra_state(extra)
         self._status = STATUS_NORMAL
+
+    def _check_scene_state(self):
+        # the engine state just set: time, positions and velocities within the bounds, unit
+        # quaternions (ValueError naming the entity otherwise)
+        scene, world = self._scene, self._world
+        if not abs(scene.time) <= bounds.MAX_TIME:
+            raise ValueError(f"the time {scene.time!r} is beyond the bound |t| <= "
+                             f"{bounds.MAX_TIME:g} s")
+        for r in range(world.numRobots()):
+            robot = world.robot(r)
+            q, v = scene.robot_q[r], scene.robot_v[r]
+            what = f"robot '{robot.getName()}'"
+            bounded = bounds.bounded
+            if robot.isFloatingBase():
+                bounded(q[0:3], bounds.MAX_POSITION, f"{what} base position", "m")
+                _unit_quaternion(q[3:7], f"{what} base orientation")
+                bounded(v[0:3], bounds.MAX_LINEAR_SPEED, f"{what} base velocity", "m/s")
+                bounded(v[3:6], bounds.MAX_ANGULAR_SPEED, f"{what} base angular velocity",
+                        "rad/s")
+            start = 7 if robot.isFloatingBase() else 0
+            bounded(q[start:], bounds.MAX_JOINT_POSITION, f"{what} configuration", "rad or m")
+            bounded(v[6 if robot.isFloatingBase() else 0:], bounds.MAX_ANGULAR_SPEED,
+                    f"{what} velocity", "rad/s or m/s")
+        if len(scene.free_state):
+            free = scene.free_state
+            bounds.bounded(free[:, 0:3], bounds.MAX_POSITION, "rigid object positions", "m")
+            bounds.bounded(free[:, 7:10], bounds.MAX_LINEAR_SPEED, "rigid object velocities",
+                           "m/s")
+            bounds.bounded(free[:, 10:13], bounds.MAX_ANGULAR_SPEED,
+                           "rigid object angular velocities", "rad/s")
+            for row in free:
+                _unit_quaternion(row[3:7], "a rigid object's orientation")
 
     def reset(self):
         """Back to the state the Simulator started in (settings such as surfaces, paddings,
@@ -408,7 +446,7 @@ class Simulator:
         normalised unless it is a unit one already). For playing back logs and resetting scenes; the PID targets stay."""
         r = self._robot_index(robot)
         model = self._world.robot(r)
-        q = _finite_vector(q, model.model.nq, f"setActualConfig of robot '{model.getName()}'")
+        q = bounds.robot_config(model, q, f"setActualConfig of robot '{model.getName()}'")
         if model.isFloatingBase():
             norm = np.linalg.norm(q[3:7])
             if norm < 1e-9:
@@ -424,8 +462,8 @@ class Simulator:
         """Set a robot's whole velocity v (nv, the layout of DESIGN.md §3)."""
         r = self._robot_index(robot)
         model = self._world.robot(r)
-        self._scene.robot_v[r][:] = _finite_vector(
-            v, model.model.nv, f"setActualVelocity of robot '{model.getName()}'")
+        self._scene.robot_v[r][:] = bounds.robot_velocity(
+            model, v, f"setActualVelocity of robot '{model.getName()}'")
 
     def getLinkTransforms(self, robot):
         """World placements of every link of a robot in the simulated state: (R (nlinks, 3, 3),
@@ -694,6 +732,19 @@ class Simulator:
         from sim_node.model.surface import _harmonic
 
         return _harmonic(self._scene.get_body_surface(a)[1], self._scene.get_body_surface(b)[1])
+
+
+def _no_nan(constant: str) -> float:
+    # json's non-standard constants: Infinity is part of some states, NaN never
+    if constant == "NaN":
+        raise ValueError("the state holds NaN")
+    return float(constant)
+
+
+def _unit_quaternion(q, what: str):
+    norm = math.sqrt(float(np.dot(q, q)))
+    if not abs(norm - 1.0) <= UNIT_QUATERNION_TOLERANCE:
+        raise ValueError(f"{what}: the quaternion {np.asarray(q).tolist()} is not a unit one")
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -402,3 +402,99 @@ def test_no_contacts_are_reported_after_a_reset_or_restore_until_the_next_step(t
         assert len(sim.getAllContacts()["depth"]) == 0
         sim.simulate(0.001)
         assert len(sim.getAllContacts()["depth"]) > 0
+
+
+def _quadruped():
+    world = sim_node.WorldModel()
+    world.readFile(REPO / "data" / "worlds" / "quadruped.yaml")
+    return world, sim_node.Simulator(world)
+
+
+@pytest.mark.parametrize("call, message", [
+    # the measured abuses: a config of -1e308, a 2,000 m/s base, gravity and time
+    (lambda s, q, v: s.setActualConfig(0, np.r_[q[:7], np.full(len(q) - 7, -1e308)]),
+     r"setActualConfig of robot 'quadruped': joint '\w+' = -1e\+308 is beyond the bound "
+     r"\|q\| <= 10000"),
+    (lambda s, q, v: s.setActualConfig(0, np.r_[1e308, q[1:]]),
+     r"the base position: component 0 = 1e\+308 is beyond the bound \|value\| <= 10000 m"),
+    (lambda s, q, v: s.setActualConfig(0, np.r_[q[:7], np.full(len(q) - 7, math.nan)]),
+     r"joint '\w+' is nan \(NaN or infinity\)"),
+    (lambda s, q, v: s.setActualVelocity(0, np.r_[2000.0, v[1:]]),
+     r"setActualVelocity of robot 'quadruped': base vx = 2000.0 is beyond the bound "
+     r"\|v\| <= 1000 m/s"),
+    (lambda s, q, v: s.setActualVelocity(0, np.r_[v[:6], np.full(len(v) - 6, 2e4)]),
+     r"joint '\w+' = 20000.0 is beyond the bound \|v\| <= 10000 rad/s"),
+    (lambda s, q, v: s.setGravity([0, 0, -1e4]), r"setGravity: component 2 = -10000.0 is "
+     r"beyond the bound \|value\| <= 1000 m/s\^2"),
+    (lambda s, q, v: s.setTime(1e300), r"setTime: the time must be finite and within"),
+])
+def test_absurd_values_are_refused_by_the_simulator_with_the_field_named(call, message):
+    world, sim = _quadruped()
+    q, v = sim.getActualConfig(0), sim.getActualVelocity(0)
+    before = sim.getState()
+    with pytest.raises(ValueError, match=message):
+        call(sim, q, v)
+    assert sim.getState() == before
+
+
+def test_a_configuration_outside_the_urdf_limits_is_refused():
+    world, sim = _quadruped()
+    lower, upper = world.robot(0).getJointLimits()
+    k = int(np.flatnonzero(np.isfinite(upper))[0])
+    q = sim.getActualConfig(0)
+    q[k] = upper[k] + 0.01
+    with pytest.raises(ValueError, match=r"is outside its limits \["):
+        sim.setActualConfig(0, q)
+    q[k] = upper[k] + 0.5e-3                    # within JOINT_LIMIT_TOLERANCE: accepted
+    sim.setActualConfig(0, q)
+    assert sim.getActualConfig(0)[k] == q[k]
+
+
+def _scene_values(state: bytes):
+    # (header bytes, the engine part as float64 values) of a Simulator state
+    import struct
+    (size,) = struct.unpack_from("<Q", state, 8)
+    return state[:16 + size], np.frombuffer(state[16 + size:], dtype=np.float64).copy()
+
+
+def _with_header(state: bytes, header_json: bytes) -> bytes:
+    import struct
+    (size,) = struct.unpack_from("<Q", state, 8)
+    return state[:8] + struct.pack("<Q", len(header_json)) + header_json + state[16 + size:]
+
+
+@pytest.mark.parametrize("corrupt, message", [
+    (lambda head, x: head + np.r_[math.nan, x[1:]].tobytes(), "state contains NaN"),
+    (lambda head, x: head + np.r_[x[0], 1e308, x[2:]].tobytes(),   # base x of the quadruped
+     r"robot 'quadruped' base position: component 0 = 1e\+308 is beyond"),
+    (lambda head, x: head + np.r_[1e300, x[1:]].tobytes(), r"the time 1e\+300 is beyond"),
+    # a warm-start cache entry naming body 99999: out of range, it would be read past the end
+    (lambda head, x: head + np.r_[x[:-2], 1.0, 0.0, 99999.0, 0, 0, 0, 0, 0].tobytes(),
+     r"body index"),
+    (lambda head, x: head + np.r_[x[:-2], 1e18, 0.0].tobytes(), r"cache sizes"),
+])
+def test_a_state_with_nan_absurd_values_or_bad_indices_is_refused_and_changes_nothing(
+        corrupt, message):
+    world, sim = _quadruped()
+    sim.simulate(0.01)
+    before = sim.getState()
+    head, values = _scene_values(sim_node.Simulator(world).getState())
+    assert values[-2:].tolist() == [0.0, 0.0]       # no contact caches at the start
+    with pytest.raises(ValueError, match=message):
+        sim.setState(corrupt(head, values))
+    assert sim.getState() == before
+    sim.simulate(0.01)
+    assert np.all(np.isfinite(sim.getActualConfig(0)))
+
+
+@pytest.mark.parametrize("header, message", [
+    (b'{"controllers": [NaN], "extra": null}', "holds NaN"),
+    (b"[" * 100000 + b"]" * 100000, "corrupt state header"),        # nesting: no RecursionError
+    (b'{"controllers": 7, "extra": null}', "robots"),
+])
+def test_a_state_header_with_nan_deep_nesting_or_wrong_types_is_refused(header, message):
+    world, sim = _quadruped()
+    before = sim.getState()
+    with pytest.raises(ValueError, match=message):
+        sim.setState(_with_header(before, header))
+    assert sim.getState() == before
