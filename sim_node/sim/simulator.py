@@ -86,7 +86,11 @@ class Simulator:
         if not isinstance(world, WorldModel):
             raise TypeError(f"Simulator needs a WorldModel, got {type(world).__name__}")
         self._world = world
-        self._layout = build_scene(world)
+        try:
+            self._layout = build_scene(world)
+        except Exception as error:      # noqa: BLE001 (geometry libraries raise their own)
+            raise ValueError(f"the world cannot be simulated: {geometry_problem(error)}") \
+                from None
         self._scene = self._layout.scene
         self._sim_dt = float(world.simulation.physics_dt)
         self._status = STATUS_NORMAL
@@ -332,7 +336,8 @@ class Simulator:
         if entity.getName() in {e.getName() for e in _entities(self._world)}:
             raise ValueError(f"addEntity: the world already has an entity named "
                              f"'{entity.getName()}'")
-        self._rebuild(lambda world: world.add(entity))
+        self._rebuild(lambda world: world.add(entity), undo=lambda world: world.remove(entity),
+                      what=f"addEntity: '{entity.getName()}'")
         self._initial_entities[id(entity)] = (entity, _model_state(entity))
 
     def removeEntity(self, entity):
@@ -340,14 +345,17 @@ class Simulator:
         addEntity for the others)."""
         if not any(e is entity for e in _entities(self._world)):
             raise ValueError(f"removeEntity: {entity!r} is not in this simulator's world")
-        self._rebuild(lambda world: world.remove(entity))
+        self._rebuild(lambda world: world.remove(entity), undo=lambda world: world.add(entity),
+                      what=f"removeEntity: '{entity.getName()}'")
         self._initial_entities.pop(id(entity), None)
 
-    def _rebuild(self, change, from_world: bool = False):
+    def _rebuild(self, change, from_world: bool = False, undo=None, what: str = "rebuild"):
         """Apply `change` to the world and rebuild the engine scene, carrying over time,
         gravity, solver options, robot commands and controllers, body settings and contact
         feedback by entity (from_world: the robots' and objects' states come from their
-        models instead of the simulation)."""
+        models instead of the simulation). When the new scene cannot be built (geometry that
+        cannot be simulated), `undo` puts the world back, the simulation is untouched and a
+        ValueError (starting with `what`) says why."""
         from sim_node.sim.controller import SimRobotController
 
         scene, layout, world = self._scene, self._layout, self._world
@@ -366,7 +374,14 @@ class Simulator:
                        tolerance=scene.tolerance, regularization=scene.regularization)
         time = scene.time
         change(world)
-        self._layout = build_scene(world, **options)
+        try:
+            layout = build_scene(world, **options)
+        except Exception as error:      # noqa: BLE001 (geometry libraries raise their own)
+            if undo is not None:
+                undo(world)
+            raise ValueError(f"{what} cannot be simulated: {geometry_problem(error)}") \
+                from None
+        self._layout = layout
         self._scene = scene = self._layout.scene
         scene.set_time(time)
         self._bodies, self._qdata, self._pending = {}, {}, {}
@@ -732,6 +747,16 @@ class Simulator:
         from sim_node.model.surface import _harmonic
 
         return _harmonic(self._scene.get_body_surface(a)[1], self._scene.get_body_surface(b)[1])
+
+
+def geometry_problem(error: Exception) -> str:
+    """What a failed scene build means for a user, without the library's exception names."""
+    if type(error).__name__ == "QhullError":        # scipy.spatial (Qhull), via trimesh
+        return ("the convex hull of a collision mesh cannot be built (its points are fewer "
+                "than 4 or all in one plane)")
+    if isinstance(error, MemoryError):
+        return "it needs more memory than is available"
+    return str(error) or "its collision geometry is not usable"
 
 
 def _no_nan(constant: str) -> float:

@@ -498,3 +498,60 @@ def test_a_state_header_with_nan_deep_nesting_or_wrong_types_is_refused(header, 
     with pytest.raises(ValueError, match=message):
         sim.setState(_with_header(before, header))
     assert sim.getState() == before
+
+
+FLAT_URDF = """<robot name="flat"><link name="flat">
+  <inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>
+  </inertial>
+  <collision><geometry><mesh filename="flat.stl"/></geometry></collision></link></robot>
+"""
+FLAT_STL = ("solid flat\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\n"
+            "vertex 0 1 0\nendloop\nendfacet\nendsolid flat\n")
+
+
+def _flat_mesh_files(tmp_path):
+    # a single-link URDF whose collision mesh is one triangle: its convex hull cannot be built
+    (tmp_path / "flat.stl").write_text(FLAT_STL)
+    (tmp_path / "flat.urdf").write_text(FLAT_URDF)
+
+
+def test_an_entity_whose_geometry_cannot_be_simulated_is_not_added_and_changes_nothing(
+        tmp_path):
+    # a collision mesh of one triangle: its convex hull cannot be built (Qhull fails). The
+    # issue measured the name taken afterwards; the failure must leave the world as it was,
+    # name no library exception, and let the name be used again.
+    _flat_mesh_files(tmp_path)
+    (tmp_path / "flat.yaml").write_text("rigid_objects:\n  - {name: proto, urdf: flat.urdf}\n")
+    world = sim_node.WorldModel()
+    world.readFile(REPO / "data" / "worlds" / "pendulum.yaml")
+    sim = sim_node.Simulator(world)
+    sim.simulate(0.1)
+    before, names = sim.getState(), [world.getName(i) for i in range(world.numIDs())]
+    proto = sim_node.WorldModel()
+    proto.readFile(tmp_path / "flat.yaml")
+    flat = sim_node.RigidObjectModel("thing", proto.rigidObject(0).geometry,
+                                     sim_node.Mass(1.0, inertia=[0.1] * 3), t=[0, 0, 1])
+    with pytest.raises(ValueError) as failure:
+        sim.addEntity(flat)
+    message = str(failure.value)
+    assert message.startswith("addEntity: 'thing' cannot be simulated: the convex hull of a "
+                              "collision mesh cannot be built")
+    assert "Error" not in message and "QH" not in message
+    assert [world.getName(i) for i in range(world.numIDs())] == names and flat.getID() == -1
+    assert sim.getState() == before
+    sim.simulate(0.1)                       # goes on as if nothing had been tried
+    box = sim_node.RigidObjectModel("thing", world_from_yaml(ground() + """rigid_objects:
+  - name: proto
+    geometry: {box: [0.1, 0.1, 0.1]}
+    mass: 1.0
+""", tmp_path).rigidObject(0).geometry, sim_node.Mass(1.0, inertia=[0.002] * 3), t=[2, 0, 1])
+    sim.addEntity(box)
+    assert world.rigidObject("thing") is box
+
+
+def test_a_world_whose_geometry_cannot_be_simulated_is_refused_without_library_names(
+        tmp_path):
+    _flat_mesh_files(tmp_path)
+    world = world_from_yaml("rigid_objects:\n  - {name: flat, urdf: flat.urdf}\n", tmp_path)
+    with pytest.raises(ValueError, match=r"^the world cannot be simulated: the convex hull"):
+        sim_node.Simulator(world)
