@@ -458,7 +458,9 @@ class Simulator:
 
     def setActualConfig(self, robot, q):
         """Place a robot: its whole configuration q (nq; a floating base's quaternion is
-        normalised unless it is a unit one already). For playing back logs and resetting scenes; the PID targets stay."""
+        normalised unless it is a unit one already), within the bounds and joint limits of
+        sim_node.sim.bounds.robot_config. For playing back logs and resetting scenes; the PID
+        targets stay."""
         r = self._robot_index(robot)
         model = self._world.robot(r)
         q = bounds.robot_config(model, q, f"setActualConfig of robot '{model.getName()}'")
