@@ -16,6 +16,7 @@ import numpy as np
 from transforms3d.quaternions import mat2quat
 
 from sim_node.ros.frames import robot_prefix
+from sim_node.sim import bounds
 
 WARNING_PERIOD = 5.0        # [s] wall time: at most one warning per topic this often
 TIME_TOLERANCE = 1e-9       # [s] an event is due this close before its time
@@ -101,9 +102,10 @@ class JointLayout:
     """Where a robot's joints (robot.getJointNames(), in order) sit in its q and v.
 
     names: joint names (n); q_index (n): their entries of q; v_offset: first joint entry of v
-    (6 for a floating base, else 0); lower, upper (n): position limits [rad or m] (+-inf when
-    unbounded); velocity_limit, effort_limit (n): |dq| [rad/s or m/s] and |tau| [N m or N]
-    bounds (inf when the URDF gives none or 0)."""
+    (6 for a floating base, else 0); lower, upper (n): position limits [rad or m];
+    velocity_limit, effort_limit (n): |dq| [rad/s or m/s] and |tau| [N m or N] bounds. Where
+    the URDF gives none (or 0), the documented bounds of sim_node.sim.bounds stand in
+    (MAX_JOINT_POSITION, MAX_ANGULAR_SPEED, MAX_TORQUE): commands beyond them are refused."""
     names: tuple
     q_index: np.ndarray
     v_offset: int
@@ -119,12 +121,16 @@ class JointLayout:
         v_offset = robot.model.nv - len(names)
         lower, upper = robot.getJointLimits()
 
-        def bound(values):
+        def bound(values, absurd):
+            # the URDF's limit, or (none given) the documented bound (sim_node.sim.bounds)
             values = np.asarray(values, dtype=float)[v_offset:]
-            return np.where((values > 0) & np.isfinite(values), values, np.inf)
+            return np.where((values > 0) & np.isfinite(values), values, absurd)
 
-        return cls(names, q_index, v_offset, lower[q_index], upper[q_index],
-                   bound(robot.getVelocityLimits()), bound(robot.getTorqueLimits()))
+        return cls(names, q_index, v_offset,
+                   np.maximum(lower[q_index], -bounds.MAX_JOINT_POSITION),
+                   np.minimum(upper[q_index], bounds.MAX_JOINT_POSITION),
+                   bound(robot.getVelocityLimits(), bounds.MAX_ANGULAR_SPEED),
+                   bound(robot.getTorqueLimits(), bounds.MAX_TORQUE))
 
     def index(self, names) -> np.ndarray:
         """Joint indices of `names`; ValueError naming an unknown or repeated joint."""

@@ -260,7 +260,7 @@ class SimNode(Node):
         self.status = StatusPublisher(self, self._param("status_rate"))
         from sim_node.ros.services import register_services
 
-        register_services(self)
+        self.simulation_services = register_services(self)
         self.recorder = None
         from sim_node.ros.recorder import Recorder, register_recording_services
 
@@ -699,6 +699,7 @@ class SimNode(Node):
             return
         t_good, state = kept[-1 - self._escalation]
         self.sim.setState(state)
+        self.simulation_services.recovered()    # wrenches in progress end (as on a restore)
         self.recoveries += 1
         self._snapshots = kept[:len(kept) - self._escalation]
         self._snapshot_next = t_good + SNAPSHOT_PERIOD

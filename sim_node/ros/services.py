@@ -239,6 +239,11 @@ class SimulationServices:
             callback_group=group, cancel_callback=lambda request: CancelResponse.ACCEPT,
             feedback_pub_qos_profile=FEEDBACK_QOS)
 
+    def recovered(self):
+        """The node restored a good state after a blow-up (simulation thread): the wrenches
+        of apply_wrench end, as after restore_state."""
+        self.wrenches.clear()
+
     # -- callback wrappers -------------------------------------------------------------------
     def _unexpected(self, name: str, error: Exception) -> str:
         # the traceback goes to the log; the client gets what happened, not library names
