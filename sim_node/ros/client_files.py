@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 
 DEFAULT_MAX_READ_SIZE = 256 * 1024 * 1024     # [bytes]
 _TEMPORARY_PREFIX = ".sim_node-"
+NAME_MAX, PATH_MAX = 255, 4096      # [bytes] Linux limits of a name and a path
 
 
 class ClientFileError(ValueError):
@@ -96,6 +97,13 @@ class DataDir:
         if not parts:
             raise ClientFileError(f"{what}: '{text}' names the data directory itself, not a "
                                   f"file in it")
+        for part in parts:      # refused before anything is created
+            if len(os.fsencode(part)) > NAME_MAX - len(_TEMPORARY_PREFIX) - 12:
+                raise ClientFileError(f"{what}: the name '{part[:40]}...' is too long (at "
+                                      f"most {NAME_MAX - len(_TEMPORARY_PREFIX) - 12} bytes)")
+        if len(os.fsencode(str(self.root))) + len(os.fsencode(text)) > PATH_MAX:
+            raise ClientFileError(f"{what}: the path is too long (at most {PATH_MAX} bytes "
+                                  f"with the data directory)")
         return parts
 
     def _parent(self, parts: list[str], what: str, text: str, create: bool) -> Path:
@@ -107,7 +115,10 @@ class DataDir:
             candidate = current / part
             try:
                 mode = os.lstat(candidate).st_mode
-            except FileNotFoundError:
+            except OSError as error:
+                if error.errno != errno.ENOENT:     # a name too long, a loop, no permission
+                    raise ClientFileError(f"{what}: cannot use {candidate}: "
+                                          f"{error.strerror}") from None
                 if not create:
                     raise ClientFileError(f"{what}: no directory {candidate}") from None
                 try:
@@ -123,7 +134,11 @@ class DataDir:
                     raise ClientFileError(f"{what}: '{text}' goes through the symlink "
                                           f"{candidate}, which leads outside the data "
                                           f"directory {self.root}")
-                candidate, mode = resolved, os.stat(resolved).st_mode
+                try:
+                    candidate, mode = resolved, os.stat(resolved).st_mode
+                except OSError as error:
+                    raise ClientFileError(f"{what}: the symlink {candidate} leads nowhere "
+                                          f"usable: {error.strerror}") from None
             if not stat.S_ISDIR(mode):
                 raise ClientFileError(f"{what}: {candidate} is {_kind(mode)}, not a directory")
             current = candidate
@@ -153,16 +168,16 @@ class DataDir:
             directory = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as error:
             raise ClientFileError(f"{what}: cannot open {parent}: {error.strerror}") from None
-        temporary = f"{_TEMPORARY_PREFIX}{os.getpid()}-{name}"[:255]
+        temporary = f"{_TEMPORARY_PREFIX}{os.getpid()}-{name}"
         try:
             self._check_inside(directory, what)
             try:
                 mode = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
-                if not stat.S_ISREG(mode):
-                    raise ClientFileError(f"{what}: {parent / name} exists and is "
-                                          f"{_kind(mode)}; only a regular file is replaced")
             except FileNotFoundError:
-                pass
+                mode = None
+            if mode is not None and not stat.S_ISREG(mode):
+                raise ClientFileError(f"{what}: {parent / name} exists and is {_kind(mode)}; "
+                                      f"only a regular file is replaced")
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                          | os.O_CLOEXEC, 0o644, dir_fd=directory)
             try:
