@@ -554,13 +554,14 @@ class SimNode(Node):
                                                      "down"))
         return request.future.result()
 
-    def interrupt_steps(self, by: str):
+    def interrupt_steps(self, by: str) -> bool:
         """End a running step request (simulation thread): its caller gets
-        StepRequestInterrupted."""
+        StepRequestInterrupted. Whether there was one."""
         request = self._stepping
         if request is not None:
             self._end_request(StepRequestInterrupted(
                 f"interrupted by {by} after {request.done} of {request.total} steps"))
+        return request is not None
 
     def _end_request(self, error: BaseException | None = None):
         request, self._stepping = self._stepping, None

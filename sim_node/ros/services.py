@@ -447,10 +447,13 @@ class SimulationServices:
         response.state.state = self._run_state()
 
     def _set_simulation_state(self, request, response):
-        # any valid request ends a running step request (a way out of a huge one)
-        if request.state.state in STATE_NAMES:
-            self._in_sim(lambda: self.node.interrupt_steps("set_simulation_state"))
+        # any valid request ends a running step request (a way out of a huge one); PAUSED
+        # then succeeds: stepping was the run state it left
+        interrupted = request.state.state in STATE_NAMES and self._in_sim(
+            lambda: self.node.interrupt_steps("set_simulation_state"))
         target, current = request.state.state, self._run_state()
+        if interrupted and target == current == SimulationState.STATE_PAUSED:
+            return
         if target not in STATE_NAMES:
             if target == SimulationState.STATE_QUITTING:
                 raise RequestError(Result.FEATURE_UNSUPPORTED, "quitting is not supported "
@@ -499,10 +502,17 @@ class SimulationServices:
     def _simulate_steps(self, goal_handle):
         steps = goal_handle.request.steps
         result, feedback = SimulateSteps.Result(), SimulateSteps.Feedback()
+        lost = []       # steps whose feedback could not be published
 
         def on_step(done: int):
             feedback.completed_steps, feedback.remaining_steps = done, steps - done
-            goal_handle.publish_feedback(feedback)
+            try:
+                goal_handle.publish_feedback(feedback)
+            except Exception as error:      # noqa: BLE001 (a reader far behind: skipped)
+                if not lost:
+                    self.logger.warning(f"~/simulate_steps: feedback of step {done} not "
+                                        f"published ({error}); the steps go on")
+                lost.append(done)
             if done < steps and goal_handle.is_cancel_requested:
                 raise _Cancelled(done)
 
