@@ -120,6 +120,20 @@ def load_problem(error: BaseException) -> str:
     return str(error) or "it cannot be loaded"
 
 
+def load_or_explain(load, source: str):
+    """load(), its failures as WorldLoadError: one line naming `source` (a model error names
+    its file and line itself) and the problem, without Python exception names."""
+    try:
+        return load()
+    except ModelLoadError as error:
+        raise WorldLoadError(one_line(str(error))) from None
+    except LookupError as error:        # a plugin, a package, robot_description_topic
+        raise WorldLoadError(one_line(
+            f"{source}: {error.args[0] if error.args else error}")) from None
+    except Exception as error:          # noqa: BLE001 (whatever a loader raises)
+        raise WorldLoadError(one_line(f"{source}: {load_problem(error)}")) from None
+
+
 class _RosLogHandler(logging.Handler):
     """Python logging of the sim_node package (plugins, simulator) into the node's ROS logger,
     so it reaches /rosout and the console as the node's own messages do, named by its logger."""
@@ -385,18 +399,7 @@ class SimNode(Node):
         return SetParametersResult(successful=True)
 
     def _loading(self, load):
-        """load(), its failures as WorldLoadError: one line naming the world and the problem,
-        no exception names (model errors name file and line themselves)."""
-        try:
-            return load()
-        except ModelLoadError as error:
-            raise WorldLoadError(one_line(str(error))) from None
-        except LookupError as error:        # a plugin, a package, robot_description_topic
-            raise WorldLoadError(one_line(f"{self._world_source()}: "
-                                          f"{error.args[0] if error.args else error}")) from None
-        except Exception as error:          # noqa: BLE001 (whatever a loader raises)
-            raise WorldLoadError(one_line(f"{self._world_source()}: "
-                                          f"{load_problem(error)}")) from None
+        return load_or_explain(load, self._world_source())
 
     def _world_source(self) -> str:
         path = self._param("world")
