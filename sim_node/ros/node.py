@@ -43,6 +43,7 @@ from pathlib import Path
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy._rclpy_pybind11 import RCLError
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -71,6 +72,7 @@ PHYSICS_DT_BOUNDS = (1e-5, 0.1)         # [s]
 LOCKSTEP_TIMEOUT_MAX = 60.0             # [s] (the simulation thread waits that long at most)
 SNAPSHOT_PERIOD = 1.0                   # [s] of sim time between two kept good states
 JOB_POLL = 0.05                         # [s] wall time between checks while waiting for jobs
+PUBLISH_WARNING_PERIOD = 5.0            # [s] wall time between two lost-message warnings
 # the float parameters: integers accepted, finite and >= 0
 _NUMBERS = ("physics_dt", "real_time_factor", "tf_rate", "contacts_rate", "status_rate",
             "lockstep_timeout")
@@ -97,6 +99,21 @@ def physics_dt_problem(value) -> str | None:
             or not low <= value <= high:
         return f"physics_dt must be within [{low:g}, {high:g}] s, got {value!r}"
     return None
+
+
+class _GuardedPublish:
+    """A publisher's publish that survives the middleware refusing a message (RCLError:
+    a reliable reader far behind): node.publish_failed reports it. A slow subscriber must not
+    stop the simulation or disable a plugin."""
+
+    def __init__(self, publish, topic: str, node):
+        self.publish, self.topic, self.node = publish, topic, node
+
+    def __call__(self, message):
+        try:
+            self.publish(message)
+        except RCLError as error:
+            self.node.publish_failed(self.topic, error)
 
 
 class WorldLoadError(ValueError):
@@ -212,6 +229,7 @@ class SimNode(Node):
     """The `sim` node: loads a world, simulates it and exposes it (see the module docstring)."""
 
     def __init__(self, node_name: str = "sim", *, world: WorldModel | None = None, **kwargs):
+        self._publish_failures: dict[str, tuple[float, int]] = {}
         super().__init__(node_name, **kwargs)
         self._declare_parameters()
         self._declare_safety_parameters()
@@ -288,7 +306,23 @@ class SimNode(Node):
     # incompatible-QoS warnings they would print are not worth it.
     def create_publisher(self, *args, **kwargs):
         kwargs.setdefault("event_callbacks", PublisherEventCallbacks(use_default_callbacks=False))
-        return super().create_publisher(*args, **kwargs)
+        publisher = super().create_publisher(*args, **kwargs)
+        publisher.publish = _GuardedPublish(publisher.publish, publisher.topic_name, self)
+        return publisher
+
+    def publish_failed(self, topic: str, error: Exception):
+        """A publish the middleware refused (a reliable reader so far behind that the writer
+        timed out): that message is lost, the simulation goes on; logged at most every
+        PUBLISH_WARNING_PERIOD [s] per topic."""
+        now = time.monotonic()
+        last, lost = self._publish_failures.get(topic, (-math.inf, 0))
+        if now - last < PUBLISH_WARNING_PERIOD:
+            self._publish_failures[topic] = (last, lost + 1)
+            return
+        self._publish_failures[topic] = (now, 0)
+        more = f" ({lost} more since the last warning)" if lost else ""
+        self.get_logger().warning(f"{topic}: a message was not published ({error}); a "
+                                  f"reliable subscriber is far behind{more}")
 
     def create_subscription(self, *args, **kwargs):
         kwargs.setdefault("event_callbacks",

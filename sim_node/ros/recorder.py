@@ -613,7 +613,7 @@ class Recorder:
             for publisher, tap in self._publish_taps.values():
                 if tap is not None and vars(publisher).get("publish") is tap:
                     tap.recorder = None
-                    del publisher.publish
+                    publisher.publish = tap.publish     # what it was before the tap
             for _, tap in self._command_taps.values():
                 tap.recorder = None
             if vars(node.sim).get("simulate") == self._simulate:
