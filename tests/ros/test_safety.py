@@ -662,3 +662,4 @@ def test_a_yaml_alias_bomb_exits_2_within_10_s_and_1_gb(tmp_path):
         assert node.process.returncode == 2 and usage.ru_maxrss < 1024 * 1024
     finally:
         node.stop()
+
