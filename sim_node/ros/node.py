@@ -253,8 +253,8 @@ class SimNode(Node):
         dt = self._param("physics_dt") or self.world.simulation.physics_dt
         problem = physics_dt_problem(dt)
         if problem:
-            source = "the parameter" if self._param("physics_dt") else "the world's"
-            raise ValueError(f"{problem} ({source})")
+            raise ValueError(f"{problem} (the parameter)" if self._param("physics_dt") else
+                             f"{self._world_source()}: {problem} (its simulation.physics_dt)")
         self.sim.setSimStep(dt)
         self.sim.enableContactFeedbackAll()
         self.physics_dt = dt
@@ -269,10 +269,11 @@ class SimNode(Node):
             raise ValueError(problem)
         self._pacer = _Pacer(self._param("real_time_factor"))
         self._stepping: _StepRequest | None = None
-        # blow-up recovery: the last two good states (t, state), the next time to keep one
+        # blow-up recovery: the last two good states (t, state), the next time to keep one,
+        # the sim time of the last blow-up, how far back the next one goes (forget_good_states)
         self._snapshots: list[tuple[float, bytes]] = []
         self._snapshot_next = 0.0
-        self._last_failure: float | None = None     # [s] sim time of the last blow-up
+        self._last_failure: float | None = None
         self._escalation = 0
         self.recoveries = 0
         self._engine_report: tuple[int, str] | None = None  # the worst since the last status
@@ -713,9 +714,10 @@ class SimNode(Node):
 
     def forget_good_states(self):
         """The world changed (spawn, delete) or time jumped (reset, restore): the states kept
-        belong to another past; the next good step is kept."""
-        self._snapshots = []
-        self._snapshot_next = 0.0
+        belong to another past; the state now (validated on its way in) is the first kept."""
+        t = self.sim.getTime()
+        self._snapshots = [(t, self.sim.getState())]
+        self._snapshot_next = t + SNAPSHOT_PERIOD
         self._last_failure = None
         self._escalation = 0
 
@@ -734,6 +736,7 @@ class SimNode(Node):
             self._report(STATUS_UNSTABLE, f"unstable at t = {t_failed:.6f} s, again from the "
                          f"recent good states: paused (reset or restore a state)")
             self.get_logger().error(self._engine_report[1])
+            self._end_request(StepRequestInterrupted(self._engine_report[1]))
             return
         t_good, state = kept[-1 - self._escalation]
         self.sim.setState(state)
