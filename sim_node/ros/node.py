@@ -87,8 +87,8 @@ def real_time_factor_problem(value) -> str | None:
     low, high = REAL_TIME_FACTOR_BOUNDS
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
             or not (value == 0 or low <= value <= high):
-        return (f"real_time_factor must be 0 (as fast as possible) or within [{low:g}, "
-                f"{high:g}], got {value!r}")
+        return (f"real_time_factor must be a number >= 0: 0 (as fast as possible) or within "
+                f"[{low:g}, {high:g}], got {value!r}")
     return None
 
 

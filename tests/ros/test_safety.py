@@ -534,8 +534,8 @@ def _start(tmp_path, params, name="node"):
 @pytest.mark.parametrize("params, message", [
     ({"physics_dt": 1e-7}, "physics_dt must be within [1e-05, 0.1] s, got 1e-07"),
     ({"physics_dt": 0.5}, "physics_dt must be within [1e-05, 0.1] s, got 0.5"),
-    ({"real_time_factor": 1e-300}, "real_time_factor must be 0 (as fast as possible) or "
-                                   "within [0.001, 1000], got 1e-300"),
+    ({"real_time_factor": 1e-300}, "real_time_factor must be a number >= 0: 0 (as fast as "
+                                   "possible) or within [0.001, 1000], got 1e-300"),
     ({"lockstep_timeout": 1e9}, "lockstep_timeout must be within [0, 60] s"),
     ({"max_read_size": 0}, "max_read_size must be a size >= 1"),
 ])
