@@ -1936,9 +1936,10 @@ def _check_state_indices(cache, pcache, int nbody):
             ids = table[:, column]
             if ((ids < 0) | (ids >= nbody) | (ids != np.floor(ids))).any():
                 raise ValueError("state does not belong to this scene (body index)")
-    first, count = pcache[:, 6], pcache[:, 7]
+    first, count, touched = pcache[:, 6], pcache[:, 7], pcache[:, 8]
     if ((first < 0) | (count < 0) | (first + count > cache.shape[0])
-            | (first != np.floor(first)) | (count != np.floor(count))).any():
+            | (first != np.floor(first)) | (count != np.floor(count))
+            | ((touched != 0) & (touched != 1))).any():
         raise ValueError("state does not belong to this scene (cache rows)")
 
 

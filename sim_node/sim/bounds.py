@@ -16,6 +16,7 @@ pose or force is refused, not integrated):
     gravity       |g| <= 1e3 m/s^2
     padding       [0, 1] m                boundary-layer thickness of a body
     time          |t| <= 1e9 s            simulation time (setTime, restored states)
+    gains         [0, 1e12]               PID gains in a restored state
 
 Bounds apply per component.
 """
@@ -32,6 +33,7 @@ MAX_TORQUE = 1e9            # [N m] (joint efforts too, N m or N)
 MAX_GRAVITY = 1e3           # [m/s^2]
 MAX_PADDING = 1.0           # [m]
 MAX_TIME = 1e9              # [s] simulation time (a step of 1e-5 s still advances it)
+MAX_GAIN = 1e12             # PID gains held in a restored state [N m/rad, N m s/rad, ...]
 JOINT_LIMIT_TOLERANCE = 1e-3    # [rad or m] a configuration may exceed a URDF limit by this
 
 

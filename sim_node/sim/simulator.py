@@ -267,7 +267,7 @@ class Simulator:
         try:
             self._scene.set_state(state[16 + size:])
             self._check_scene_state()
-        except ValueError as e:
+        except Exception as e:      # noqa: BLE001 (whatever the engine met: nothing changes)
             self._scene.set_state(previous[16 + struct.unpack_from("<Q", previous, 8)[0]:])
             raise ValueError(f"setState: {e}") from None
         for c, s in zip(self._controllers, parsed):
@@ -297,6 +297,22 @@ class Simulator:
             bounded(q[start:], bounds.MAX_JOINT_POSITION, f"{what} configuration", "rad or m")
             bounded(v[6 if robot.isFloatingBase() else 0:], bounds.MAX_ANGULAR_SPEED,
                     f"{what} velocity", "rad/s or m/s")
+            # what the actuators hold: gains, targets, feed-forward and integral terms
+            for name, gains in (("kP", scene.robot_kp[r]), ("kI", scene.robot_ki[r]),
+                                ("kD", scene.robot_kd[r])):
+                if not np.all((gains >= 0.0) & (gains <= bounds.MAX_GAIN)):
+                    raise ValueError(f"{what} {name} gains {gains.tolist()} are outside [0, "
+                                     f"{bounds.MAX_GAIN:g}]")
+            bounded(scene.robot_q_des[r], bounds.MAX_JOINT_POSITION, f"{what} position targets",
+                    "rad or m")
+            bounded(scene.robot_v_des[r], bounds.MAX_ANGULAR_SPEED, f"{what} velocity targets",
+                    "rad/s or m/s")
+            for name, array in (("feed-forward torques", scene.robot_tau_ff[r]),
+                                ("integral terms", scene.robot_iterm[r]),
+                                ("torques", scene.robot_tau[r])):
+                bounded(array, bounds.MAX_TORQUE, f"{what} {name}", "N m or N")
+            if not np.all(scene.robot_advance[r] >= 0.0):
+                raise ValueError(f"{what}: negative target advance times")
         if len(scene.free_state):
             free = scene.free_state
             bounds.bounded(free[:, 0:3], bounds.MAX_POSITION, "rigid object positions", "m")

@@ -472,6 +472,9 @@ def _with_header(state: bytes, header_json: bytes) -> bytes:
     (lambda head, x: head + np.r_[x[:-2], 1.0, 0.0, 99999.0, 0, 0, 0, 0, 0].tobytes(),
      r"body index"),
     (lambda head, x: head + np.r_[x[:-2], 1e18, 0.0].tobytes(), r"cache sizes"),
+    # a patch-cache entry whose 'touched' flag is 1e300 (the fuzz found it overflowing)
+    (lambda head, x: head + np.r_[x[:-2], 0.0, 1.0, 0, 1, 0, 0, 0, 0, 0, 0, 1e300].tobytes(),
+     r"cache rows"),
 ])
 def test_a_state_with_nan_absurd_values_or_bad_indices_is_refused_and_changes_nothing(
         corrupt, message):
@@ -555,3 +558,19 @@ def test_a_world_whose_geometry_cannot_be_simulated_is_refused_without_library_n
     world = world_from_yaml("rigid_objects:\n  - {name: flat, urdf: flat.urdf}\n", tmp_path)
     with pytest.raises(ValueError, match=r"^the world cannot be simulated: the convex hull"):
         sim_node.Simulator(world)
+
+
+def test_a_state_whose_actuators_hold_absurd_gains_or_targets_is_refused():
+    # found by the service fuzz: a restored state with kP = -1e58 passed and blew up at every
+    # step from then on (the gains are part of the state; a reset after a spawn keeps them)
+    world, sim = _quadruped()
+    before = sim.getState()
+    for array, value, message in (("robot_kp", -1e58, "kP gains"),
+                                  ("robot_kd", 1e13, "kD gains"),
+                                  ("robot_q_des", 1e300, "position targets"),
+                                  ("robot_tau_ff", -1e10, "feed-forward torques")):
+        other = sim_node.Simulator(world)
+        getattr(other._scene, array)[0][-1] = value
+        with pytest.raises(ValueError, match=message):
+            sim.setState(other.getState())
+        assert sim.getState() == before
