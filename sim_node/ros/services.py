@@ -37,6 +37,14 @@ are in sim time), keeping poses and velocities, robots holding their current con
 TIME | STATE is Simulator.reset(). Surface and padding settings are kept. A reset, stop or restore
 cancels the wrenches of apply_wrench and republishes /tf_static and robot_description.
 
+Safety (README "Safety and bounds"): numbers beyond the documented bounds of
+sim_node.sim.bounds are refused with the field named; name filters are compiled and matched by
+RE2 on the service's thread (only the entity names are taken on the simulation thread); files
+go through sim_node/ros/client_files.py (written under the node's data_dir, read only when
+regular and within max_read_size); step_simulation and simulate_steps are step requests of the
+node (SimNode.request_steps: one at a time, a step per loop iteration with other services' work
+in between, ended by set_simulation_state); responses never name Python exceptions.
+
 apply_wrench: a simulator hook re-applies the wrench before every physics substep that starts
 within [t0, t0 + duration), so a force F on a free body of mass m for duration T (a multiple of
 the physics step) changes its velocity by exactly F T / m.
@@ -62,7 +70,8 @@ from sim_node.model.surface import SurfaceParameters
 from sim_node.model.world import RigidObjectModel, TerrainModel
 from sim_node.ros.entities import (SPAWN_FORMATS, RequestError, all_entities, bounded,
                                    build_spawned, check_filters, check_frame, check_frames,
-                                   entity_index, entity_state, find_entity, is_rigid_object,
+                                   entity_index, entity_state, find_entity, finite,
+                                   is_rigid_object,
                                    parse_spawnable, pose_from_msg, positive_duration, select,
                                    set_entity_state, simulated_bodies, spawn_name,
                                    spawn_namespace, spawn_source, static_reason, target_links,
@@ -323,11 +332,10 @@ class SimulationServices:
         if request.set_twist:
             check_frame(state.header.frame_id, Result.OPERATION_FAILED, "state.twist")
             twist = twist_from_msg(state.twist, "state.twist")
-        acceleration = bounded([state.acceleration.linear.x, state.acceleration.linear.y,
-                                state.acceleration.linear.z, state.acceleration.angular.x,
-                                state.acceleration.angular.y, state.acceleration.angular.z],
-                               bounds.MAX_ANGULAR_SPEED, "m/s^2 or rad/s^2",
-                               "state.acceleration") if request.set_acceleration else None
+        acceleration = finite([state.acceleration.linear.x, state.acceleration.linear.y,
+                               state.acceleration.linear.z, state.acceleration.angular.x,
+                               state.acceleration.angular.y, state.acceleration.angular.z],
+                              "state.acceleration") if request.set_acceleration else None
         moving = ((twist is not None and (np.any(twist[0]) or np.any(twist[1])))
                   or (acceleration is not None and np.any(acceleration)))
 
