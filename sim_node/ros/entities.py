@@ -189,7 +189,8 @@ def pose_from_msg(pose, frame_id: str, code: int, where: str):
     if np.any(np.abs(t) > bounds.MAX_POSITION):
         raise RequestError(code, f"{where}.position: {t.tolist()} is beyond the bound |x| <= "
                            f"{bounds.MAX_POSITION:g} m per component")
-    norm = float(np.linalg.norm(q))
+    with np.errstate(over="ignore"):       # (1e308 components: an infinite norm, refused)
+        norm = float(np.linalg.norm(q))
     if abs(norm - 1.0) > UNIT_TOLERANCE:
         raise RequestError(code, f"{where}: orientation (x, y, z, w) {q.tolist()} is not a unit "
                            f"quaternion (norm {norm:.6g}; 1 +- {UNIT_TOLERANCE:g} accepted)")
