@@ -619,6 +619,7 @@ class SimulationServices:
                                         kFriction=request.k_friction,
                                         kStiffness=request.k_stiffness,
                                         kDamping=request.k_damping)
+            bounds.surface(surface, "bounds")
         except ValueError as error:
             raise RequestError(Result.OPERATION_FAILED, f"surface: {error}") from None
 

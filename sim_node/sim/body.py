@@ -206,6 +206,7 @@ class SimBody:
             raise TypeError(f"setSurface expects SurfaceParameters, got {type(surface).__name__}")
         SurfaceParameters(surface.kRestitution, surface.kFriction, surface.kStiffness,
                           surface.kDamping)      # validates a possibly mutated instance
+        bounds.surface(surface, "setSurface")
         self._sim._scene.set_body_surface(self._body, surface.kRestitution, surface.kFriction,
                                           surface.kStiffness, surface.kDamping)
 

@@ -17,6 +17,9 @@ pose or force is refused, not integrated):
     padding       [0, 1] m                boundary-layer thickness of a body
     time          |t| <= 1e9 s            simulation time (setTime, restored states)
     gains         [0, 1e12]               PID gains in a restored state
+    surfaces      kFriction <= 1e3; kStiffness inf or [1, 1e12] N/m (0 would leave a
+                  compliant layer with neither spring nor damper: NaN); kDamping inf or
+                  [0, 1e12] N s/m (set_surface, SimBody.setSurface)
 
 Bounds apply per component.
 """
@@ -34,6 +37,9 @@ MAX_GRAVITY = 1e3           # [m/s^2]
 MAX_PADDING = 1.0           # [m]
 MAX_TIME = 1e9              # [s] simulation time (a step of 1e-5 s still advances it)
 MAX_GAIN = 1e12             # PID gains held in a restored state [N m/rad, N m s/rad, ...]
+MAX_FRICTION = 1e3          # Coulomb friction coefficient
+SURFACE_STIFFNESS = (1.0, 1e12)     # [N/m] a finite kStiffness (inf: rigid)
+MAX_SURFACE_DAMPING = 1e12          # [N s/m] a finite kDamping (inf: rigid)
 JOINT_LIMIT_TOLERANCE = 1e-3    # [rad or m] a configuration may exceed a URDF limit by this
 
 
@@ -156,3 +162,18 @@ def _v_names(robot) -> list:
     for joint, k in robot.structure.joint_v_index.items():
         names[k] = f"joint '{joint}'"
     return [n or f"v[{k}]" for k, n in enumerate(names)]
+
+
+def surface(params, what: str):
+    """ValueError unless SurfaceParameters are within the surface bounds above."""
+    low, high = SURFACE_STIFFNESS
+    k, c = params.kStiffness, params.kDamping
+    if not params.kFriction <= MAX_FRICTION:
+        raise ValueError(f"{what}: kFriction {params.kFriction!r} is beyond the bound "
+                         f"{MAX_FRICTION:g}")
+    if not (k == float("inf") or low <= k <= high):
+        raise ValueError(f"{what}: kStiffness {k!r} must be inf (rigid) or within "
+                         f"[{low:g}, {high:g}] N/m")
+    if not (c == float("inf") or 0.0 <= c <= MAX_SURFACE_DAMPING):
+        raise ValueError(f"{what}: kDamping {c!r} must be inf (rigid) or within "
+                         f"[0, {MAX_SURFACE_DAMPING:g}] N s/m")

@@ -491,8 +491,13 @@ def test_bad_surface_requests_are_refused_whole(sim):
         "kRestitution must be in [0, 1]": dict(entity="box", k_restitution=2.0),
         "kFriction must be non-negative": dict(entity="box", k_friction=-1.0),
         "kFriction must be finite": dict(entity="box", k_friction=math.inf),
-        "no entity named 'nothing'": dict(entity="nothing"),
-        "has no link 'hand'": dict(entity="pendulum", link="hand"),
+        "no entity named 'nothing'": dict(entity="nothing", k_stiffness=math.inf,
+                                          k_damping=math.inf),
+        "has no link 'hand'": dict(entity="pendulum", link="hand", k_stiffness=math.inf,
+                                   k_damping=math.inf),
+        # a compliant layer of neither spring nor damper gave NaN (found by the fuzz)
+        "kStiffness 0.0 must be inf (rigid) or within [1, 1e+12] N/m": dict(entity="box"),
+        "kFriction 1e+300 is beyond the bound 1000": dict(entity="box", k_friction=1e300),
     }
     for expected, fields in cases.items():
         response = call(sim, SetSurface, "set_surface", **fields)

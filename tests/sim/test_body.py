@@ -141,6 +141,15 @@ def test_padding_and_surface_changes_act_on_contact(tmp_path):
         ball.setCollisionPadding(-1.0)
     with pytest.raises(TypeError, match="SurfaceParameters"):
         ball.setSurface({"kFriction": 1.0})
+    # found by the service fuzz: kStiffness = kDamping = 0 (the pair's blend too) made the
+    # compliant layer's k dt + c zero: NaN impulses at every step
+    surface.kStiffness, surface.kDamping = 0.0, 0.0
+    with pytest.raises(ValueError, match=r"kStiffness 0.0 must be inf \(rigid\) or within"):
+        ball.setSurface(surface)
+    surface.kStiffness, surface.kDamping = 1e4, 5e300
+    with pytest.raises(ValueError, match=r"kDamping 5e\+300 must be inf"):
+        ball.setSurface(surface)
+    assert ball.getSurface().kRestitution == 0.9 and math.isinf(ball.getSurface().kStiffness)
 
 
 def test_floating_base_root_link_can_be_placed_and_pushed():
