@@ -92,6 +92,7 @@ class Simulator:
             raise ValueError(f"the world cannot be simulated: {geometry_problem(error)}") \
                 from None
         self._scene = self._layout.scene
+        self._check_surfaces()
         self._sim_dt = float(world.simulation.physics_dt)
         self._status = STATUS_NORMAL
         self._bodies = {}
@@ -107,6 +108,19 @@ class Simulator:
         # the model state each entity started from (spawned ones: their state at spawning),
         # for reset() once entities have been added or removed
         self._initial_entities = {id(e): (e, _model_state(e)) for e in _entities(world)}
+
+    def _check_surfaces(self):
+        # the world's surface parameters within the bounds (sim_node.sim.bounds.surface): a
+        # compliant layer with neither spring nor damper would give NaN at the first contact
+        from sim_node.model.surface import SurfaceParameters
+
+        for b, id_ in enumerate(self._layout.id_of_body):
+            r, f, k, c = self._scene.get_body_surface(b)
+            try:
+                bounds.surface(SurfaceParameters(r, f, k, c),
+                               f"the surface of {self._world.getName(id_)}")
+            except ValueError as error:
+                raise ValueError(f"the world cannot be simulated: {error}") from None
 
     # -- world and settings ----------------------------------------------------------------
     def getWorld(self) -> WorldModel:

@@ -574,3 +574,15 @@ def test_a_state_whose_actuators_hold_absurd_gains_or_targets_is_refused():
         with pytest.raises(ValueError, match=message):
             sim.setState(other.getState())
         assert sim.getState() == before
+
+
+def test_a_world_surface_of_neither_spring_nor_damper_is_refused(tmp_path):
+    world = world_from_yaml(ground(extra=", kStiffness: 0.0, kDamping: 0.0") + """rigid_objects:
+  - name: ball
+    geometry: {sphere: 0.05}
+    mass: 0.1
+    pose: {position: [0, 0, 0.2]}
+""", tmp_path)
+    with pytest.raises(ValueError, match=r"the world cannot be simulated: the surface of "
+                                         r"ground: kStiffness 0.0 must be inf"):
+        sim_node.Simulator(world)
