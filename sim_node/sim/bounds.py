@@ -14,7 +14,7 @@ pose or force is refused, not integrated):
     force         |f| <= 1e9 N            forces and the force part of wrenches
     torque        |t| <= 1e9 N m          torques, joint torques and efforts (N for prismatic)
     gravity       |g| <= 1e3 m/s^2
-    padding       [0, 1] m                boundary-layer thickness of a body
+    padding       [0, 0.1] m              boundary-layer thickness of a body
     time          |t| <= 1e9 s            simulation time (setTime, restored states)
     gains         [0, 1e12]               PID gains in a restored state
     surfaces      kFriction <= 1e3; kStiffness inf or [1, 1e12] N/m (0 would leave a
@@ -34,7 +34,7 @@ MAX_ANGULAR_SPEED = 1e4     # [rad/s] (joint velocities too, rad/s or m/s)
 MAX_FORCE = 1e9             # [N]
 MAX_TORQUE = 1e9            # [N m] (joint efforts too, N m or N)
 MAX_GRAVITY = 1e3           # [m/s^2]
-MAX_PADDING = 1.0           # [m]
+MAX_PADDING = 0.1           # [m] (1 m layers around a hanging pendulum blew up at once)
 MAX_TIME = 1e9              # [s] simulation time (a step of 1e-5 s still advances it)
 MAX_GAIN = 1e12             # PID gains held in a restored state [N m/rad, N m s/rad, ...]
 MAX_FRICTION = 1e3          # Coulomb friction coefficient

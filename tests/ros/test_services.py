@@ -525,7 +525,7 @@ def test_a_thicker_padding_holds_a_box_higher_within_the_summed_boundary_layers(
         call(sim, SetPadding, "set_padding", entity="box", padding=ground_padding)
     for bad in (-0.001, math.nan, math.inf, 1.5):
         response = call(sim, SetPadding, "set_padding", entity="box", padding=bad)
-        assert not response.success and "a length in [0, 1] m" in response.message
+        assert not response.success and "a length in [0, 0.1] m" in response.message
 
 
 # -- real-time factor -------------------------------------------------------------------------

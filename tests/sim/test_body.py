@@ -231,7 +231,7 @@ def test_many_kinematic_objects_step_normally(tmp_path):
      r"applyWrench force: component 2 = 1e\+308 is beyond the bound \|value\| <= 1e\+09 N"),
     (lambda b: b.applyWrench([0, 0, 0], [2e9, 0, 0]), r"applyWrench torque.*1e\+09 N m"),
     (lambda b: b.applyForceAtPoint([1, 0, 0], [0, 1e5, 0]), r"applyForceAtPoint point"),
-    (lambda b: b.setCollisionPadding(2.0), r"padding must be a length in \[0, 1\] m"),
+    (lambda b: b.setCollisionPadding(0.2), r"padding must be a length in \[0, 0.1\] m"),
 ])
 def test_absurd_values_are_refused_with_the_field_named_and_change_nothing(tmp_path, call,
                                                                           message):
