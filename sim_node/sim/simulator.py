@@ -799,7 +799,8 @@ def _no_nan(constant: str) -> float:
 
 
 def _unit_quaternion(q, what: str):
-    norm = math.sqrt(float(np.dot(q, q)))
+    with np.errstate(over="ignore"):       # (huge components: an infinite norm, refused)
+        norm = math.sqrt(float(np.dot(q, q)))
     if not abs(norm - 1.0) <= UNIT_QUATERNION_TOLERANCE:
         raise ValueError(f"{what}: the quaternion {np.asarray(q).tolist()} is not a unit one")
 
