@@ -9,4 +9,3 @@ cdef int aba_armature(const ModelC* m, DataC* d, const double* q, const double* 
 cdef int aba_factored(const ModelC* m, DataC* d, const double* q, const double* qd,
                       const double* tau, const double* gravity, const double* armature,
                       double* ddq) noexcept nogil
-cdef int spd6_inverse(const double* A, double* out) noexcept nogil

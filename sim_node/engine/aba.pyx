@@ -25,42 +25,44 @@ from sim_node.engine.spatial cimport (dot6, motion_cross, force_cross, inertia_w
 cnp.import_array()
 
 
-cdef int spd6_inverse(const double* A, double* out) noexcept nogil:
-    # out = A^-1 for a symmetric positive definite 6x6 A (Cholesky); returns 0 if not SPD
+cdef inline int spd_inverse(const double* A, int n, double* out) noexcept nogil:
+    # out = A^-1 for a symmetric positive definite n x n A, n <= 6, both row-major with stride
+    # n (Cholesky); returns 0 if not SPD. Inline: called with a constant n, the compiler
+    # unrolls it for that size
     cdef double Lc[36]
     cdef double Li[36]
     cdef double s
     cdef int i, j, k
-    for i in range(36):
+    for i in range(n * n):
         Lc[i] = 0.0
         Li[i] = 0.0
-    for j in range(6):
-        s = A[6 * j + j]
+    for j in range(n):
+        s = A[n * j + j]
         for k in range(j):
-            s -= Lc[6 * j + k] * Lc[6 * j + k]
+            s -= Lc[n * j + k] * Lc[n * j + k]
         if not s > 0.0:
             return 0
-        Lc[6 * j + j] = sqrt(s)
-        for i in range(j + 1, 6):
-            s = A[6 * i + j]
+        Lc[n * j + j] = sqrt(s)
+        for i in range(j + 1, n):
+            s = A[n * i + j]
             for k in range(j):
-                s -= Lc[6 * i + k] * Lc[6 * j + k]
-            Lc[6 * i + j] = s / Lc[6 * j + j]
+                s -= Lc[n * i + k] * Lc[n * j + k]
+            Lc[n * i + j] = s / Lc[n * j + j]
     # Li = Lc^-1 (lower triangular), then A^-1 = Li^T Li
-    for j in range(6):
-        Li[6 * j + j] = 1.0 / Lc[6 * j + j]
-        for i in range(j + 1, 6):
+    for j in range(n):
+        Li[n * j + j] = 1.0 / Lc[n * j + j]
+        for i in range(j + 1, n):
             s = 0.0
             for k in range(j, i):
-                s -= Lc[6 * i + k] * Li[6 * k + j]
-            Li[6 * i + j] = s / Lc[6 * i + i]
-    for i in range(6):
-        for j in range(i, 6):
+                s -= Lc[n * i + k] * Li[n * k + j]
+            Li[n * i + j] = s / Lc[n * i + i]
+    for i in range(n):
+        for j in range(i, n):
             s = 0.0
-            for k in range(j, 6):
-                s += Li[6 * k + i] * Li[6 * k + j]
-            out[6 * i + j] = s
-            out[6 * j + i] = s
+            for k in range(j, n):
+                s += Li[n * k + i] * Li[n * k + j]
+            out[n * i + j] = s
+            out[n * j + i] = s
     return 1
 
 
@@ -86,6 +88,84 @@ cdef int aba_factored(const ModelC* m, DataC* d, const double* q, const double* 
     return 1
 
 
+cdef inline int _articulate_multi(const ModelC* m, DataC* d, int i, int nc, const double* tau,
+                                  const double* armature) noexcept nogil:
+    # ABA pass 2 for body i with nc = 3 (spherical) or 6 (free) columns: U = IA S,
+    # D = S^T IA S (nc x nc, its inverse in d.Dinv), u = tau - S^T pA; a body with a parent
+    # passes on Ia = IA - U D^-1 U^T and pA + Ia c + U D^-1 u. Inline with a constant nc.
+    cdef double D[36]
+    cdef double W[36]
+    cdef double Ia[36]
+    cdef double t6[6]
+    cdef double s
+    cdef int j, r, k, col
+    cdef int c0 = m.icol[i], par = m.parent[i]
+    cdef double* IA = &d.IA[36 * i]
+    cdef double* pA = &d.pA[6 * i]
+    cdef double* Dinv = &d.Dinv[36 * i]
+    for j in range(nc):
+        col = c0 + j
+        mat6_vec(IA, &d.S[6 * col], &d.U[6 * col])
+        d.u[col] = tau[m.col_dof[col]] - dot6(&d.S[6 * col], pA)
+    for j in range(nc):
+        for r in range(nc):
+            D[nc * j + r] = dot6(&d.S[6 * (c0 + j)], &d.U[6 * (c0 + r)])
+        if armature != NULL:
+            D[(nc + 1) * j] += armature[m.col_dof[c0 + j]]
+    if not spd_inverse(D, nc, Dinv):
+        return 0
+    if par < 0:
+        return 1
+    # W = U D^-1 (6 x nc, stored by columns)
+    for r in range(6):
+        for j in range(nc):
+            s = 0.0
+            for k in range(nc):
+                s += d.U[6 * (c0 + k) + r] * Dinv[nc * k + j]
+            W[6 * j + r] = s
+    for r in range(6):
+        for k in range(6):
+            s = IA[6 * r + k]
+            for j in range(nc):
+                s -= W[6 * j + r] * d.U[6 * (c0 + j) + k]
+            Ia[6 * r + k] = s
+    mat6_vec(Ia, &d.c[6 * i], t6)
+    for k in range(6):
+        s = pA[k] + t6[k]
+        for j in range(nc):
+            s += W[6 * j + k] * d.u[c0 + j]
+        d.pA[6 * par + k] += s
+    for k in range(36):
+        d.IA[36 * par + k] += Ia[k]
+    return 1
+
+
+cdef inline void _accelerate_multi(const ModelC* m, DataC* d, int i, int nc,
+                                   double* ddq) noexcept nogil:
+    # ABA pass 3 for body i with nc = 3 or 6 columns (d.a[i] holds a_p + c on entry):
+    # qdd = D^-1 (u - U^T a), a += S qdd. Inline with a constant nc.
+    cdef double rhs[6]
+    cdef double x[6]
+    cdef double s
+    cdef int j, k, col
+    cdef int c0 = m.icol[i]
+    cdef double* a = &d.a[6 * i]
+    cdef const double* Dinv = &d.Dinv[36 * i]
+    for j in range(nc):
+        col = c0 + j
+        rhs[j] = d.u[col] - dot6(&d.U[6 * col], a)
+    for j in range(nc):
+        s = 0.0
+        for k in range(nc):
+            s += Dinv[nc * j + k] * rhs[k]
+        x[j] = s
+    for j in range(nc):
+        col = c0 + j
+        ddq[m.col_dof[col]] = x[j]
+        for k in range(6):
+            a[k] += d.S[6 * col + k] * x[j]
+
+
 cdef int aba(const ModelC* m, DataC* d, const double* q, const double* qd, const double* tau,
              const double* gravity, double* ddq) noexcept nogil:
     # (q, qd, tau, g) => (qdd); returns 0 if a joint-space articulated inertia is singular
@@ -97,14 +177,12 @@ cdef int aba_armature(const ModelC* m, DataC* d, const double* q, const double* 
                       double* ddq) noexcept nogil:
     # (q, qd, tau, g, a) => (qdd) of (B + diag(a)) qdd = tau - (C + G): a joint-space inertia
     # a (NULL: none) added to each DOF (rotor armature, or dt times a damping made implicit)
-    cdef int i, j, k, r, col, par, nc
+    cdef int i, k, r, col, par, nc
     cdef double vJ[6]
     cdef double Iv[6]
     cdef double Ia[36]
     cdef double t6[6]
-    cdef double D[36]
-    cdef double rhs[6]
-    cdef double x[6]
+    cdef double x[1]
     cdef double Dv, uv
     cdef double* v
     cdef double* IA
@@ -153,19 +231,11 @@ cdef int aba_armature(const ModelC* m, DataC* d, const double* q, const double* 
                     d.pA[6 * par + k] += pA[k] + t6[k] + U[k] * uv / Dv
                 for k in range(36):
                     d.IA[36 * par + k] += Ia[k]
-        else:
-            # free joint (always a root): D = S^T IA S, 6x6
-            for j in range(6):
-                col = m.icol[i] + j
-                mat6_vec(IA, &d.S[6 * col], &d.U[6 * col])
-                d.u[col] = tau[m.col_dof[col]] - dot6(&d.S[6 * col], pA)
-            for j in range(6):
-                for r in range(6):
-                    D[6 * j + r] = dot6(&d.S[6 * (m.icol[i] + j)], &d.U[6 * (m.icol[i] + r)])
-                if armature != NULL:
-                    D[7 * j] += armature[m.col_dof[m.icol[i] + j]]
-            if not spd6_inverse(D, &d.Dinv[36 * i]):
+        elif nc == 6:
+            if not _articulate_multi(m, d, i, 6, tau, armature):
                 return 0
+        elif not _articulate_multi(m, d, i, 3, tau, armature):
+            return 0
     # pass 3: accelerations, root to leaves
     for i in range(m.nbody):
         par = m.parent[i]
@@ -187,16 +257,10 @@ cdef int aba_armature(const ModelC* m, DataC* d, const double* q, const double* 
             ddq[m.col_dof[col]] = x[0]
             for k in range(6):
                 v[k] += d.S[6 * col + k] * x[0]
+        elif nc == 6:
+            _accelerate_multi(m, d, i, 6, ddq)
         else:
-            for j in range(6):
-                col = m.icol[i] + j
-                rhs[j] = d.u[col] - dot6(&d.U[6 * col], v)
-            mat6_vec(&d.Dinv[36 * i], rhs, x)
-            for j in range(6):
-                col = m.icol[i] + j
-                ddq[m.col_dof[col]] = x[j]
-                for k in range(6):
-                    v[k] += d.S[6 * col + k] * x[j]
+            _accelerate_multi(m, d, i, 3, ddq)
     return 1
 
 

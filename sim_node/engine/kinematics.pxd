@@ -1,5 +1,6 @@
 # Forward kinematics, link frames, centre of mass and Jacobians.
-from sim_node.engine.model cimport ModelC, DataC, JOINT_REVOLUTE, JOINT_PRISMATIC, JOINT_FREE
+from sim_node.engine.model cimport (ModelC, DataC, JOINT_REVOLUTE, JOINT_PRISMATIC, JOINT_FREE,
+                                    JOINT_SPHERICAL)
 from sim_node.engine.spatial cimport (mat3_mul, mat3_vec, rodrigues, quat_to_R, cross3,
                                       mul_axis_rotation)
 
@@ -46,6 +47,9 @@ cdef inline void body_placement(const ModelC* m, DataC* d, int i, const double* 
         p[0] += t[0] * qi
         p[1] += t[1] * qi
         p[2] += t[2] * qi
+    elif m.jtype[i] == JOINT_SPHERICAL:
+        quat_to_R(&q[m.iq[i]], Rj)
+        mat3_mul(A, Rj, R)
     else:  # JOINT_FREE
         quat_to_R(&q[m.iq[i] + 3], Rj)
         mat3_mul(A, Rj, R)
@@ -77,6 +81,13 @@ cdef inline void body_columns(const ModelC* m, DataC* d, int i) noexcept nogil:
         S[3] = 0.0
         S[4] = 0.0
         S[5] = 0.0
+    elif m.jtype[i] == JOINT_SPHERICAL:
+        # angular velocity in body axes: rotations about R e_k through p, [p x R e_k; R e_k]
+        for k in range(3):
+            S[6 * k + 3] = R[k]
+            S[6 * k + 4] = R[3 + k]
+            S[6 * k + 5] = R[6 + k]
+            cross3(p, &S[6 * k + 3], &S[6 * k])
     else:  # JOINT_FREE, velocities in body axes: columns [R e_k; 0] then [p x R e_k; R e_k]
         for k in range(3):
             S[6 * k + 0] = R[k]
@@ -117,6 +128,11 @@ cdef inline void joint_placement(const ModelC* m, int i, const double* q, double
         mat3_vec(R, &m.axis[3 * i], t)
         for k in range(3):
             p[k] = m.p_tree[3 * i + k] + t[k] * qi
+    elif m.jtype[i] == JOINT_SPHERICAL:
+        quat_to_R(&q[m.iq[i]], Rj)
+        mat3_mul(&m.R_tree[9 * i], Rj, R)
+        for k in range(3):
+            p[k] = m.p_tree[3 * i + k]
     else:  # JOINT_FREE
         quat_to_R(&q[m.iq[i] + 3], Rj)
         mat3_mul(&m.R_tree[9 * i], Rj, R)

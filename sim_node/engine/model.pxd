@@ -7,15 +7,21 @@
 #   * spatial vectors are expressed in world axes about the world origin (Plücker "ground"
 #     coordinates) with the linear part first: motion m = [v; w], force f = [f; n];
 #   * rotations are 3x3 row-major doubles, R_WB maps body coordinates to world coordinates;
-#   * a "column" is one motion-subspace column of one body: a 1-DOF joint has one, the free
-#     joint six. Mimic joints own a column but no DOF: their column feeds the master's DOF,
+#   * a "column" is one motion-subspace column of one body: a 1-DOF joint has one, the
+#     spherical joint three, the free joint six. Mimic joints own a column but no DOF: their column feeds the master's DOF,
 #     scaled by the mimic multiplier, so every column maps to exactly one velocity index.
 
 cdef enum JointType:
     JOINT_REVOLUTE = 0     # rotation about `axis` (joint frame), q in rad
     JOINT_PRISMATIC = 1    # translation along `axis` (joint frame), q in m
-    JOINT_FREE = 2         # floating base: q = [p_WB (3), quaternion xyzw (4)],
-                           # v = [linear velocity (3), angular velocity (3)], both in body axes
+    JOINT_FREE = 2         # free joint (a floating base, or a URDF floating joint anywhere in
+                           # the tree): q = [p (3), quaternion xyzw (4)] of the body in the
+                           # joint frame, v = [linear velocity (3), angular velocity (3)] of
+                           # the body relative to its parent, both in body axes (Pinocchio's
+                           # JointModelFreeFlyer)
+    JOINT_SPHERICAL = 3    # ball joint: q = quaternion xyzw (4) of the body in the joint frame,
+                           # v = angular velocity (3) relative to the parent, body axes
+                           # (Pinocchio's JointModelSpherical)
 
 ctypedef struct ModelC:
     int nbody              # number of moving bodies
@@ -28,7 +34,7 @@ ctypedef struct ModelC:
     const int* jtype       # JointType
     const int* iq          # first configuration index (the master's for mimic joints)
     const int* icol        # first column
-    const int* ncolb       # number of columns (1 or 6)
+    const int* ncolb       # number of columns (1, 3 spherical or 6 free)
     const double* mimic_mult    # q_joint = mult * q[iq] + offset (1, 0 for ordinary joints)
     const double* mimic_offset
     const double* axis     # [nbody*3] unit joint axis in the joint frame

@@ -161,14 +161,16 @@ def _check_topology(arrays, sizes, nq, nv):
     jtype = arrays["jtype"]
     ncolb = arrays["ncolb"]
     iq = arrays["iq"]
+    # columns and coordinates of each joint type
+    shape = {JOINT_REVOLUTE: (1, 1), JOINT_PRISMATIC: (1, 1), JOINT_FREE: (6, 7),
+             JOINT_SPHERICAL: (3, 4)}
     for i in range(nbody):
-        if jtype[i] not in (JOINT_REVOLUTE, JOINT_PRISMATIC, JOINT_FREE):
+        if jtype[i] not in shape:
             raise ValueError(f"body {i}: unknown joint type {jtype[i]}")
-        if ncolb[i] != (6 if jtype[i] == JOINT_FREE else 1):
-            raise ValueError(f"body {i}: joint type {jtype[i]} needs {6 if jtype[i] == JOINT_FREE else 1} columns")
-        if jtype[i] == JOINT_FREE and parent[i] != -1:
-            raise ValueError(f"body {i}: a free joint must attach a root body to the world")
-        if not 0 <= iq[i] <= nq - (7 if jtype[i] == JOINT_FREE else 1):
+        ncol, nqj = shape[jtype[i]]
+        if ncolb[i] != ncol:
+            raise ValueError(f"body {i}: joint type {jtype[i]} needs {ncol} columns")
+        if not 0 <= iq[i] <= nq - nqj:
             raise ValueError(f"body {i}: configuration index {iq[i]} out of range for nq={nq}")
     axis = arrays["axis"]
     for i in range(nbody):

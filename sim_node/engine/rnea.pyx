@@ -15,9 +15,10 @@ cimport numpy as cnp
 
 from sim_node.engine.arguments cimport as_vector, data_ptr
 from sim_node.engine.kinematics cimport joint_placement
-from sim_node.engine.model cimport Model, Data, ModelC, DataC, JOINT_REVOLUTE, JOINT_PRISMATIC
+from sim_node.engine.model cimport (Model, Data, ModelC, DataC, JOINT_REVOLUTE, JOINT_PRISMATIC,
+                                    JOINT_SPHERICAL)
 from sim_node.engine.spatial cimport (add_cross3, dot3, force_cross, force_to_parent_add,
-                                      inertia_apply, motion_to_child)
+                                      inertia_apply, motion_cross, motion_to_child)
 
 cnp.import_array()
 
@@ -45,6 +46,10 @@ cdef inline void _backward(const ModelC* m, DataC* d, double* tau) noexcept nogi
             tau[dof] += m.mimic_mult[i] * dot3(&m.axis[3 * i], &f[3])
         elif m.jtype[i] == JOINT_PRISMATIC:
             tau[dof] += m.mimic_mult[i] * dot3(&m.axis[3 * i], f)
+        elif m.jtype[i] == JOINT_SPHERICAL:
+            tau[dof] += f[3]
+            tau[dof + 1] += f[4]
+            tau[dof + 2] += f[5]
         else:
             for k in range(6):
                 tau[dof + k] += f[k]
@@ -102,8 +107,21 @@ cdef void rnea(const ModelC* m, DataC* d, const double* q, const double* qd, con
             for k in range(3):
                 a[k] += sdd * axis[k]
                 v[k] += wj[k]
+        elif m.jtype[i] == JOINT_SPHERICAL:
+            # vJ = [0; qd] (angular velocity, body axes): as the revolute joint, per axis
+            for k in range(3):
+                wj[k] = qd[dof + k]
+            add_cross3(v, wj, a)
+            add_cross3(&v[3], wj, &a[3])
+            for k in range(3):
+                a[3 + k] += qdd[dof + k]
+                v[3 + k] += wj[k]
         else:
-            # free joint at a root: vJ = qd in body axes, X v_p = 0 so v x vJ = 0
+            # free joint: vJ = qd in body axes, a += (X v_p) x vJ (zero at a root: v_p = 0)
+            if par >= 0:
+                motion_cross(v, &qd[dof], tmp)
+                for k in range(6):
+                    a[k] += tmp[k]
             for k in range(6):
                 v[k] += qd[dof + k]
                 a[k] += qdd[dof + k]

@@ -66,27 +66,40 @@ ctypedef struct RobotC:
     int factored          # data.M, data.L hold B(q) and its LTDL factor of this step
     int use_factor        # forward dynamics by the factorisation (mimic joints, or dry
                           # friction: the constraint rows need B^-1 anyway), else ABA
+    int q_offset          # first joint entry of q (7 after a floating base, else 0); the
+                          # joints' DOFs start at the Scene's robot_joint_offset (6 or 0)
+    int has_ball          # some DOFs belong to spherical joints
+    const int* dof_ball   # [nv] 0, 1, 2: the DOF is that component of a spherical joint's
+                          # angular velocity; -1: a scalar DOF (or an unactuated one)
+    const int* body_adjacent  # [nbody] the body each body counts as adjacent to (the collision
+                          # filter skips the pair): its parent, past a planar joint's
+                          # intermediate bodies
     # state (numpy arrays owned by the Scene)
     double* q             # [nq]
     double* v             # [nv]
     double* q_next        # [nq] scratch for the integration
     # actuators, per DOF (seed 002), clipped to +-effort:
-    #   ACTUATOR_PID     tau = tau_ff + kp (q_des - q) + kd (v_des - v) + ki iterm
+    #   ACTUATOR_PID     tau = tau_ff + kp e + kd (v_des - v) + ki iterm, with the position
+    #                    error e = q_des - q, or for a spherical joint's three DOFs
+    #                    e = log(Q^-1 Q_des) (rotation vector in child axes from its quaternion
+    #                    Q to its target Q_des = exp(q_des))
     #   ACTUATOR_TORQUE  tau = tau_ff
-    #   ACTUATOR_OFF     tau = 0 (floating-base DOFs, passive joints)
-    # after each step iterm += (q_des - q) dt (q before the step; ki iterm kept within the
-    # torque limits), and while advance > 0 the target moves on: q_des += v_des dt,
-    # advance -= dt; when advance runs out v_des becomes 0 (velocity commands, queue ticks)
+    #   ACTUATOR_OFF     tau = 0 (floating-base and free-joint DOFs, passive joints)
+    # after each step iterm += e dt (e before the step; ki iterm kept within the torque
+    # limits), and while advance > 0 the target moves on: q_des += v_des dt (spherical:
+    # Q_des <- Q_des exp(v_des dt)), advance -= dt; when advance runs out v_des becomes 0
+    # (velocity commands, queue ticks)
     int* mode             # [nv] ActuatorMode
     double* tau_ff        # [nv]
     double* kp            # [nv]
     double* ki            # [nv]
     double* kd            # [nv]
-    double* q_des         # [nv] target of each DOF's coordinate
+    double* q_des         # [nv] target of each DOF's coordinate; a spherical joint's three
+                          # entries: the rotation vector of its target (angle in [0, pi])
     double* v_des         # [nv]
     double* iterm         # [nv] integral of the position error [rad s or m s]
     double* advance       # [nv] time the target still moves with v_des [s]
-    double* perr          # [nv] scratch: position error before the step
+    double* perr          # [nv] scratch: position error e before the step
     double* armature      # [nv] dt x the damping made implicit this step (joint damping, and
                           # the PID's kd unless its torque saturates): forward dynamics and
                           # constraint rows use B + diag(armature) (linearly implicit Euler)
@@ -94,7 +107,8 @@ ctypedef struct RobotC:
     double* tau_ext       # [nv] external generalized force of this step (applied wrenches)
     double* tau_net       # [nv] scratch: all generalized forces the free velocity sees
     const double* effort  # [nv] torque limits
-    const int* dof_q      # [nv] index of each DOF's coordinate in q (-1: floating base)
+    const int* dof_q      # [nv] index of each DOF's coordinate in q (spherical joints: of
+                          # their quaternion; -1: floating base and free joints, unactuated)
     const double* q_lower # [nq] position limits
     const double* q_upper
     const double* dry_friction   # [nv] joint dry friction [N m or N]

@@ -37,14 +37,14 @@ from sim_node.engine.geometry cimport (MeshC, SHAPE_SPHERE, SHAPE_BOX, SHAPE_CAP
 from sim_node.engine.integrate cimport integrate_config
 from sim_node.engine.kinematics cimport body_columns, body_placement, body_velocity
 from sim_node.engine.ltdl cimport ltdl_factor, ltdl_inverse
-from sim_node.engine.model cimport Data, DataC, Model, ModelC
+from sim_node.engine.model cimport Data, DataC, Model, ModelC, JOINT_SPHERICAL
 from sim_node.engine.narrowphase cimport RawContact, collide
 from sim_node.engine.scene cimport (ACTUATOR_OFF, ACTUATOR_PID, ACTUATOR_TORQUE, BodyC,
                                    FreeBodyC, RobotC, ShapeC, BODY_STATIC, BODY_KINEMATIC,
                                    BODY_FREE, BODY_ROBOT)
 from sim_node.engine.solver cimport MAX_PATCH_CONTACTS, patch_block, pgs_solve
-from sim_node.engine.spatial cimport (cross3, dot3, mat3_mul, mat3_vec, mat3T_vec, quat_to_R,
-                                      tangent_basis)
+from sim_node.engine.spatial cimport (cross3, dot3, mat3_mul, mat3_vec, mat3T_vec, quat_exp,
+                                      quat_log, quat_mul, quat_to_R, tangent_basis)
 
 cnp.import_array()
 
@@ -223,7 +223,8 @@ cdef class Scene:
     cdef readonly int status
     cdef readonly int last_iterations
     cdef readonly double last_dt          # length of the last completed step [s]
-    cdef readonly list robot_joint_offset  # first DOF with a coordinate (0, or 6: floating base)
+    cdef readonly list robot_joint_offset  # first DOF of the joints (6 after a floating base, else 0)
+    cdef readonly list robot_joint_q_offset  # first q entry of the joints (7 or 0)
     cdef readonly list robot_models, robot_data
     cdef readonly list robot_q, robot_v, robot_tau_ff, robot_kp, robot_ki, robot_kd
     cdef readonly list robot_q_des, robot_v_des, robot_mode, robot_iterm, robot_advance
@@ -324,7 +325,8 @@ cdef class Scene:
     def __init__(self, *, robots, free_bodies, bodies, shapes, meshes, gravity=(0.0, 0.0, -9.81),
                  max_contacts=20, max_iterations=30, tolerance=1e-5, regularization=0.02):
         """robots: list of dicts (model, q, v, q_lower, q_upper, effort, dry_friction, damping,
-        dof_q, first_body, self_collision); free_bodies: list of dicts (mass, com_B, I_B,
+        dof_q, floating_base, body_adjacent (optional: the model's parents), first_body,
+        self_collision); free_bodies: list of dicts (mass, com_B, I_B,
         state (13), kinematic, body); bodies: list of dicts (kind, index, robot_body, id,
         first_shape, nshape, padding, restitution, friction, stiffness, damping, group, mask,
         extent); shapes: list of dicts (type, body, size, R_BS, p_BS, mesh); meshes: list of
@@ -355,7 +357,7 @@ cdef class Scene:
         self.robot_ki, self.robot_kd, self.robot_q_des, self.robot_v_des = [], [], [], []
         self.robot_mode, self.robot_iterm, self.robot_advance = [], [], []
         self.robot_tau, self.robot_tau_ext, self.robot_row_lam = [], [], []
-        self.robot_joint_offset = []
+        self.robot_joint_offset, self.robot_joint_q_offset = [], []
         self.nvel = 0
         for i, spec in enumerate(robots):
             model = spec["model"]
@@ -389,17 +391,28 @@ cdef class Scene:
                 "dry_friction": np.array(spec["dry_friction"], dtype=np.float64),
                 "damping": np.array(spec["damping"], dtype=np.float64),
                 "row_lam": np.zeros(3 * nv),
+                "dof_ball": np.full(nv, -1, dtype=np.int32),
             }
             for name, arr in arrays.items():
                 expected = nq if name in ("q", "q_next", "q_lower", "q_upper") else (
                     3 * nv if name == "row_lam" else nv)
                 if arr.shape != (expected,):
                     raise ValueError(f"robot {i}: {name} has shape {arr.shape}, expected ({expected},)")
-            joints = np.flatnonzero(arrays["dof_q"] >= 0)
-            offset = nv - joints.size
-            if not np.array_equal(joints, np.arange(offset, nv)):
-                raise ValueError(f"robot {i}: the DOFs with a coordinate must come last")
+            floating_base = bool(spec.get("floating_base", False))
+            offset, r.q_offset = (6, 7) if floating_base else (0, 0)
+            if np.any(arrays["dof_q"][:offset] >= 0) or np.any(arrays["dof_q"] >= nq):
+                raise ValueError(f"robot {i}: dof_q out of range (a floating base is unactuated)")
+            jtype, icol = model.arrays["jtype"], model.arrays["icol"]
+            for ball_body in np.flatnonzero(jtype == JOINT_SPHERICAL):
+                first = model.arrays["col_dof"][icol[ball_body]]
+                arrays["dof_ball"][first:first + 3] = np.arange(3)
+            r.has_ball = int(np.any(arrays["dof_ball"] >= 0))
+            adjacent = np.array(spec.get("body_adjacent", model.arrays["parent"]), dtype=np.int32)
+            if adjacent.shape != (model.nbody,):
+                raise ValueError(f"robot {i}: body_adjacent needs {model.nbody} entries")
+            arrays["body_adjacent"] = adjacent
             self.robot_joint_offset.append(offset)
+            self.robot_joint_q_offset.append(r.q_offset)
             self._keep.append(arrays)
             r.q = _ptr(arrays["q"])
             r.v = _ptr(arrays["v"])
@@ -425,6 +438,8 @@ cdef class Scene:
             r.dry_friction = _ptr(arrays["dry_friction"])
             r.damping = _ptr(arrays["damping"])
             r.row_lam = _ptr(arrays["row_lam"])
+            r.dof_ball = <const int*> cnp.PyArray_DATA(arrays["dof_ball"])
+            r.body_adjacent = <const int*> cnp.PyArray_DATA(arrays["body_adjacent"])
             self.robot_q.append(arrays["q"])
             self.robot_v.append(arrays["v"])
             self.robot_tau_ff.append(arrays["tau_ff"])
@@ -707,12 +722,13 @@ cdef class Scene:
 
     def set_commands(self, int robot, int mode, q_des=None, v_des=None, tau_ff=None,
                      double advance=0.0):
-        """Command every joint (DOF with a coordinate) of a robot at once: the actuator mode
-        (ACTUATOR_OFF / TORQUE / PID = 0 / 1 / 2), position targets (None: keep them), velocity
-        targets and feed-forward torques (None: zero), and the time the targets move on with
-        v_des (0: they hold). Vectors hold one value per joint, or (q_des) one per coordinate
-        of q or (v_des, tau_ff) one per DOF of v, the joint part taken. Everything is
-        validated before anything is applied."""
+        """Command every actuated joint of a robot at once: the actuator mode (ACTUATOR_OFF /
+        TORQUE / PID = 0 / 1 / 2), position targets (None: keep them), velocity targets and
+        feed-forward torques (None: zero), and the time the targets move on with v_des (0:
+        they hold). q_des holds the joints' coordinates (q after a floating base's 7 entries: a
+        spherical joint's quaternion, normalised here) or the whole q; v_des and tau_ff the
+        joints' DOFs (v after a floating base's 6) or the whole v. Free joints stay unactuated.
+        Everything is validated before anything is applied."""
         if not 0 <= robot < self.nrobot:
             raise IndexError(f"robot {robot} out of range [0, {self.nrobot})")
         if mode not in (ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID):
@@ -722,26 +738,38 @@ cdef class Scene:
         cdef RobotC* rob = &self.robots[robot]
         cdef int offset = self.robot_joint_offset[robot], k
         cdef int nv = rob.model.nv, nq = rob.model.nq
-        cdef const double[::1] qd = _joint_vector(q_des, "position targets", nv - offset, nq)
+        cdef const double[::1] qd = _joint_vector(q_des, "position targets", nq - rob.q_offset, nq)
         cdef const double[::1] vd = _joint_vector(v_des, "velocity targets", nv - offset, nv)
         cdef const double[::1] tf = _joint_vector(tau_ff, "feed-forward torques", nv - offset, nv)
+        cdef int qshift = 0 if qd is None or qd.shape[0] == nq else rob.q_offset
+        cdef int vshift = 0 if vd is None or vd.shape[0] == nv else offset
+        cdef int tshift = 0 if tf is None or tf.shape[0] == nv else offset
+        cdef double[:, ::1] ball = None     # spherical joints' target rotation vectors
+        if qd is not None and rob.has_ball:
+            ball = np.zeros((nv, 3))
+            for k in range(offset, nv):
+                if rob.dof_ball[k] == 0 and rob.dof_q[k] >= 0:
+                    _ball_target(&qd[rob.dof_q[k] - qshift], &ball[k, 0],
+                                 rob.dof_q[k] - qshift)
         for k in range(offset, nv):
+            if rob.dof_q[k] < 0:
+                continue
             rob.mode[k] = mode
             if qd is not None:
-                rob.q_des[k] = qd[rob.dof_q[k] if qd.shape[0] == nq and nq != nv - offset
-                                  else k - offset]
-            rob.v_des[k] = 0.0 if vd is None else vd[k if vd.shape[0] == nv and nv != nv - offset
-                                                     else k - offset]
-            rob.tau_ff[k] = 0.0 if tf is None else tf[k if tf.shape[0] == nv and nv != nv - offset
-                                                      else k - offset]
+                rob.q_des[k] = (qd[rob.dof_q[k] - qshift] if rob.dof_ball[k] < 0
+                                else ball[k - rob.dof_ball[k], rob.dof_ball[k]])
+            rob.v_des[k] = 0.0 if vd is None else vd[k - vshift]
+            rob.tau_ff[k] = 0.0 if tf is None else tf[k - tshift]
             rob.advance[k] = advance
 
-    def set_joint_commands(self, int robot, joints, int mode, q_des=None, v_des=None,
+    def set_joint_commands(self, int robot, dofs, int mode, q_des=None, v_des=None,
                            tau_ff=None, double advance=0.0):
-        """As set_commands for some joints only: `joints` are joint indices (0 .. njoint - 1, in
-        the robot's joint order); q_des (None: keep), v_des, tau_ff (None: zero) hold one value
-        per listed joint; advance may be inf (the target moves until the next command). The
-        other joints keep their commands. Validated whole before anything is applied."""
+        """As set_commands for some scalar joints only: `dofs` are joint DOF indices (0 ..
+        nv - robot_joint_offset - 1: v after a floating base), each the DOF of a revolute,
+        prismatic or planar coordinate (spherical joints and free joints are commanded with
+        set_commands); q_des (None: keep), v_des, tau_ff (None: zero) hold one value per listed
+        DOF; advance may be inf (the target moves until the next command). The other DOFs keep
+        their commands. Validated whole before anything is applied."""
         if not 0 <= robot < self.nrobot:
             raise IndexError(f"robot {robot} out of range [0, {self.nrobot})")
         if mode not in (ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID):
@@ -750,12 +778,18 @@ cdef class Scene:
             raise ValueError(f"advance must be a time >= 0 (inf allowed), got {advance}")
         cdef RobotC* rob = &self.robots[robot]
         cdef int offset = self.robot_joint_offset[robot], njoint = rob.model.nv - offset
-        index = np.asarray(joints, dtype=np.int64).reshape(-1)
+        index = np.asarray(dofs, dtype=np.int64).reshape(-1)
         if index.size and (index.min() < 0 or index.max() >= njoint):
-            raise IndexError(f"joint index out of range [0, {njoint})")
+            raise IndexError(f"joint DOF index out of range [0, {njoint})")
         if np.unique(index).size != index.size:
-            raise ValueError("a joint is listed twice")
+            raise ValueError("a joint DOF is listed twice")
         cdef int n = index.size, i, k
+        for i in range(n):
+            k = offset + index[i]
+            if rob.dof_q[k] < 0 or rob.dof_ball[k] >= 0:
+                raise ValueError(f"joint DOF {index[i]} belongs to a "
+                                 f"{'spherical' if rob.dof_ball[k] >= 0 else 'free'} joint: "
+                                 "only scalar joint DOFs can be commanded one by one")
         cdef const double[::1] qd = _joint_vector(q_des, "position targets", n, n)
         cdef const double[::1] vd = _joint_vector(v_des, "velocity targets", n, n)
         cdef const double[::1] tf = _joint_vector(tau_ff, "feed-forward torques", n, n)
@@ -767,6 +801,35 @@ cdef class Scene:
             rob.v_des[k] = 0.0 if vd is None else vd[i]
             rob.tau_ff[k] = 0.0 if tf is None else tf[i]
             rob.advance[k] = advance
+
+    def commanded_config(self, int robot):
+        """q (nq, a new array) with every DOF under PID at its target (a spherical joint's
+        quaternion exp(q_des), w >= 0) and every other coordinate as it is."""
+        if not 0 <= robot < self.nrobot:
+            raise IndexError(f"robot {robot} out of range [0, {self.nrobot})")
+        cdef RobotC* rob = &self.robots[robot]
+        cdef cnp.ndarray out = self.robot_q[robot].copy()
+        cdef double* q = _ptr(out)
+        cdef int k
+        for k in range(rob.model.nv):
+            if rob.mode[k] != ACTUATOR_PID or rob.dof_q[k] < 0:
+                continue
+            if rob.dof_ball[k] < 0:
+                q[rob.dof_q[k]] = rob.q_des[k]
+            elif rob.dof_ball[k] == 0:
+                quat_exp(&rob.q_des[k], &q[rob.dof_q[k]])
+        return out
+
+    def advance_targets(self, int robot, double dt):
+        """Move the PID targets of a robot on by dt [s] as a step does (without the physics:
+        fakeSimulate)."""
+        if not 0 <= robot < self.nrobot:
+            raise IndexError(f"robot {robot} out of range [0, {self.nrobot})")
+        cdef RobotC* rob = &self.robots[robot]
+        cdef int k
+        for k in range(rob.model.nv):
+            if rob.mode[k] == ACTUATOR_PID and rob.advance[k] > 0.0:
+                _advance_target(rob, k, dt)
 
     def clear_status(self):
         self.status = STATUS_NORMAL
@@ -918,9 +981,9 @@ cdef class Scene:
             if not self.robots[a.robot].self_collision:
                 return True
             # adjacent bodies never collide (robot_body -1: the links welded to the world)
-            if a.robot_body >= 0 and self.robots[a.robot].model.parent[a.robot_body] == b.robot_body:
+            if a.robot_body >= 0 and self.robots[a.robot].body_adjacent[a.robot_body] == b.robot_body:
                 return True
-            if b.robot_body >= 0 and self.robots[a.robot].model.parent[b.robot_body] == a.robot_body:
+            if b.robot_body >= 0 and self.robots[a.robot].body_adjacent[b.robot_body] == a.robot_body:
                 return True
         if self.ndisabled > 0:
             key = ((<unsigned long long> min(a.id, b.id)) << 32) | (<unsigned long long> max(a.id, b.id))
@@ -1049,17 +1112,21 @@ cdef class Scene:
             rob = &self.robots[r]
             for k in range(rob.model.nv):
                 qi = rob.dof_q[k]
-                rob.perr[k] = 0.0
                 rob.armature[k] = dt * rob.damping[k]
                 if rob.mode[k] == ACTUATOR_PID and qi >= 0:
-                    rob.perr[k] = rob.q_des[k] - rob.q[qi]
+                    if rob.dof_ball[k] < 0:
+                        rob.perr[k] = rob.q_des[k] - rob.q[qi]
+                    elif rob.dof_ball[k] == 0:      # (the joint's three errors at once)
+                        _ball_error(&rob.q[qi], &rob.q_des[k], &rob.perr[k])
                     t = (rob.tau_ff[k] + rob.kp[k] * rob.perr[k]
                          + rob.kd[k] * (rob.v_des[k] - rob.v[k]) + rob.ki[k] * rob.iterm[k])
                     if -rob.effort[k] < t < rob.effort[k]:
                         rob.armature[k] += dt * rob.kd[k]
                 elif rob.mode[k] == ACTUATOR_TORQUE:
+                    rob.perr[k] = 0.0
                     t = rob.tau_ff[k]
                 else:
+                    rob.perr[k] = 0.0
                     t = 0.0
                 if t > rob.effort[k]:
                     t = rob.effort[k]
@@ -1071,7 +1138,7 @@ cdef class Scene:
         # (position errors, velocity targets) => integral terms and moving targets after a step
         cdef int r, k
         cdef RobotC* rob
-        cdef double h, bound
+        cdef double bound
         for r in range(self.nrobot):
             rob = &self.robots[r]
             for k in range(rob.model.nv):
@@ -1086,12 +1153,7 @@ cdef class Scene:
                     elif rob.iterm[k] < -bound:
                         rob.iterm[k] = -bound
                 if rob.advance[k] > 0.0:
-                    h = dt if dt < rob.advance[k] else rob.advance[k]
-                    rob.q_des[k] += rob.v_des[k] * h
-                    rob.advance[k] -= h
-                    if rob.advance[k] <= 0.0:
-                        rob.advance[k] = 0.0
-                        rob.v_des[k] = 0.0
+                    _advance_target(rob, k, dt)
 
     cdef bint _free_velocity(self, double dt) noexcept nogil:
         # (q, v, tau, wrenches, g) => vel without constraints (semi-implicit Euler)
@@ -1960,6 +2022,59 @@ cdef object _joint_vector(x, str what, int njoint, int nfull):
         if not isfinite(view[i]):
             raise ValueError(f"{what}: value {i} is {view[i]} (must be finite)")
     return a
+
+
+cdef inline void _advance_target(RobotC* rob, int k, double dt) noexcept nogil:
+    # DOF k's PID target moves on with v_des for min(dt, advance) (a spherical joint's three
+    # DOFs together, from its first: Q_des <- Q_des exp(v_des h)); v_des drops to 0 at the end
+    cdef double h = dt if dt < rob.advance[k] else rob.advance[k]
+    cdef double w[3]
+    cdef double a[4]
+    cdef double b[4]
+    cdef double c[4]
+    cdef int j, n = 1
+    if rob.dof_ball[k] < 0:
+        rob.q_des[k] += rob.v_des[k] * h
+    elif rob.dof_ball[k] == 0:
+        n = 3
+        for j in range(3):
+            w[j] = rob.v_des[k + j] * h
+        quat_exp(&rob.q_des[k], a)
+        quat_exp(w, b)
+        quat_mul(a, b, c)
+        quat_log(c, &rob.q_des[k])
+    else:
+        return          # moved with the joint's first DOF
+    for j in range(k, k + n):
+        rob.advance[j] -= h
+        if rob.advance[j] <= 0.0:
+            rob.advance[j] = 0.0
+            rob.v_des[j] = 0.0
+
+
+cdef inline void _ball_error(const double* q, const double* r_des, double* e) noexcept nogil:
+    # e = log(Q^-1 Q_des): the rotation, in child axes, from the joint's quaternion Q to its
+    # target Q_des = exp(r_des), the shorter way round
+    cdef double target[4]
+    cdef double inverse[4]
+    cdef double rel[4]
+    quat_exp(r_des, target)
+    inverse[0] = -q[0]
+    inverse[1] = -q[1]
+    inverse[2] = -q[2]
+    inverse[3] = q[3]
+    quat_mul(inverse, target, rel)
+    quat_log(rel, e)
+
+
+cdef void _ball_target(const double* quat, double* r, int index) except *:
+    # r = the rotation vector of the quaternion quat (normalised; a zero one is refused)
+    cdef double n = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
+                         + quat[3] * quat[3])
+    if not n > 1e-9:
+        raise ValueError(f"position targets: the quaternion at entry {index} is zero; a "
+                         "spherical joint's target must be a rotation")
+    quat_log(quat, r)
 
 
 cdef inline double* _ptr(cnp.ndarray a):

@@ -4,7 +4,7 @@
 # 3x3 matrices are row-major. Outputs never alias inputs unless stated.
 # World inertias use 10 numbers: [m, hx, hy, hz, Ixx, Iyy, Izz, Ixy, Ixz, Iyz] with h = m c the
 # first mass moment and I the rotational inertia about the world origin.
-from libc.math cimport cos, fabs, sin, sqrt
+from libc.math cimport atan2, cos, fabs, sin, sqrt
 
 
 cdef extern from "math.h" nogil:
@@ -105,6 +105,46 @@ cdef inline void quat_to_R(const double* q, double* R) noexcept nogil:
     R[6] = 2.0 * (x * z - y * w)
     R[7] = 2.0 * (y * z + x * w)
     R[8] = 1.0 - 2.0 * (x * x + y * y)
+
+
+cdef inline void quat_mul(const double* a, const double* b, double* out) noexcept nogil:
+    # out = a b (Hamilton product of (x, y, z, w) quaternions); out must not alias a or b
+    out[0] = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1]
+    out[1] = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0]
+    out[2] = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3]
+    out[3] = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2]
+
+
+cdef inline void quat_exp(const double* r, double* out) noexcept nogil:
+    # unit quaternion (x, y, z, w) of the rotation vector r (angle |r| about r / |r|)
+    cdef double theta = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
+    cdef double s, c
+    if theta < 1e-6:    # series of sin(theta / 2) / theta
+        s = 0.5 - theta * theta / 48.0
+    else:
+        s = sin(0.5 * theta) / theta
+    c = cos(0.5 * theta)
+    out[0] = r[0] * s
+    out[1] = r[1] * s
+    out[2] = r[2] * s
+    out[3] = c
+
+
+cdef inline void quat_log(const double* q, double* out) noexcept nogil:
+    # rotation vector (angle in [0, pi] times the unit axis) of the rotation of the quaternion
+    # q (x, y, z, w), not necessarily unit; q and -q give the same vector
+    cdef double sign = -1.0 if q[3] < 0.0 else 1.0
+    cdef double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2])
+    cdef double f
+    if n == 0.0:
+        out[0] = 0.0
+        out[1] = 0.0
+        out[2] = 0.0
+        return
+    f = sign * 2.0 * atan2(n, sign * q[3]) / n
+    out[0] = f * q[0]
+    out[1] = f * q[1]
+    out[2] = f * q[2]
 
 
 cdef inline void R_to_quat(const double* R, double* q) noexcept nogil:

@@ -7,7 +7,20 @@ also the order of q and v. Base handling (DESIGN.md §3):
     robot's base placement;
   * floating base: a free joint attaches the root link to the world; q starts with the base
     position and quaternion (x, y, z, w), v with the base linear and angular velocity in base axes.
-Mimic joints get a body and a motion-subspace column but no DOF of their own.
+Joint types and their coordinates (q entries / v entries, in the joint's order):
+  * revolute, continuous, prismatic: 1 / 1;
+  * spherical (the pybullet_data extension): a ball joint, quaternion xyzw / angular velocity in
+    child axes (4 / 3), Pinocchio's JointModelSpherical;
+  * floating (anywhere in the tree): a free joint, [position, quaternion xyzw] of the child in
+    the joint frame / [linear, angular velocity] in child axes (7 / 6), Pinocchio's free flyer;
+    unactuated, as a floating base;
+  * planar (motion in the plane perpendicular to `axis`): [x, y, theta] / their rates (3 / 3),
+    a translation x e1 + y e2 in the joint frame followed by a rotation theta about the axis n.
+    The engine realises it as two prismatic joints (e1, e2) and a revolute joint (n) through two
+    massless intermediate bodies. In-plane basis: with k the index of the largest |n_k| (the
+    first on ties), e1 is the coordinate axis e_{k+1 mod 3} projected onto the plane and
+    normalised, e2 = n x e1; so a plane normal to z moves along x and y.
+Mimic joints get a body and a motion-subspace column but no DOF of their own (scalar joints only).
 """
 from __future__ import annotations
 
@@ -21,7 +34,12 @@ from sim_node.engine.model import Model
 from sim_node.model.errors import URDFError
 from sim_node.model.urdf import URDFRobot
 
-JOINT_REVOLUTE, JOINT_PRISMATIC, JOINT_FREE = 0, 1, 2
+JOINT_REVOLUTE, JOINT_PRISMATIC, JOINT_FREE, JOINT_SPHERICAL = 0, 1, 2, 3
+
+# URDF joint type -> (q entries, v entries)
+JOINT_SIZES = {"revolute": (1, 1), "continuous": (1, 1), "prismatic": (1, 1),
+               "spherical": (4, 3), "planar": (3, 3), "floating": (7, 6)}
+SCALAR_TYPES = ("revolute", "continuous", "prismatic")
 
 
 @dataclass
@@ -36,22 +54,34 @@ class RobotStructure:
     """Everything the API needs besides the engine Model."""
     model: Model
     floating: bool
-    joint_names: list        # independent movable joints in q/v order (base excluded)
-    joint_q_index: dict      # joint name -> index in q
-    joint_v_index: dict      # joint name -> index in v
+    joint_names: list        # URDF movable joints with coordinates, in q/v order (base excluded)
+    joint_q_index: dict      # joint name -> index of its first entry in q
+    joint_v_index: dict      # joint name -> index of its first entry in v
+    joint_nq: dict           # joint name -> number of its q entries (1, 3 planar, 4 spherical,
+                             # 7 floating)
+    joint_nv: dict           # joint name -> number of its v entries (DOFs: 1, 3 or 6)
+    joint_type: dict         # joint name -> URDF type
     mimic_joints: dict       # joint name -> (master joint, multiplier, offset)
     link_names: list         # every URDF link, depth-first
     link_parent: list        # parent link index (-1 for the root)
     link_joint: list         # name of the joint attaching each link ('' for the root)
     link_frames: list        # LinkFrame per link
     body_links: list         # links merged into each body
-    q_lower: np.ndarray      # (nq) position limits (floating base: -inf / inf)
+    body_link: list          # the link each body stands for: its first link, or for the
+                             # intermediate bodies of a planar joint the joint's child link
+    body_adjacent: list      # the body each body is adjacent to for collision filtering: its
+                             # parent, skipping the intermediate bodies of planar joints
+    dof_q: np.ndarray        # (nv) q index of each actuated DOF's coordinate (a spherical
+                             # joint's three DOFs: its quaternion's); -1: free joints (unactuated)
+    quaternions: list        # q indices where unit quaternions start (bases, free, spherical)
+    q_lower: np.ndarray      # (nq) position limits (-inf / inf where there are none)
     q_upper: np.ndarray
     velocity_limit: np.ndarray   # (nv)
     effort_limit: np.ndarray     # (nv)
     damping: np.ndarray          # (nv) viscous friction [N m s/rad or N s/m]
     friction: np.ndarray         # (nv) dry friction [N m or N]
-    q_default: np.ndarray        # (nq) base at its placement, joints at 0 clamped to limits
+    q_default: np.ndarray        # (nq) base at its placement, joints at 0 clamped to limits,
+                                 # quaternions at the identity
 
 
 def _combine(parts):
@@ -76,6 +106,27 @@ def _axis_kind(axis) -> int:
     return 0
 
 
+def planar_basis(normal) -> tuple[np.ndarray, np.ndarray]:
+    """(e1, e2): the in-plane axes of a planar joint with unit normal n (module docstring)."""
+    n = np.asarray(normal, dtype=float)
+    k = int(np.argmax(np.abs(n)))
+    e1 = np.eye(3)[(k + 1) % 3]
+    e1 = e1 - (e1 @ n) * n
+    e1 /= np.linalg.norm(e1)
+    return e1, np.cross(n, e1)
+
+
+def _check_mimic(urdf: URDFRobot, joint):
+    if joint.mimic is None:
+        return
+    master = urdf.joints[joint.mimic.joint]
+    for j in (joint, master):
+        if j.type not in SCALAR_TYPES:
+            raise URDFError(urdf.source, f"joint '{joint.name}' <mimic>",
+                            f"joint '{j.name}' is {j.type}; only revolute, continuous and "
+                            "prismatic joints can mimic or be mimicked")
+
+
 def build_robot(urdf: URDFRobot, fixed_base: bool | None = None,
                 base_R=np.eye(3), base_p=np.zeros(3)) -> RobotStructure:
     """Build the engine Model of `urdf` placed at (base_R, base_p) in the world."""
@@ -85,6 +136,7 @@ def build_robot(urdf: URDFRobot, fixed_base: bool | None = None,
     children = {}
     for joint in urdf.joints.values():
         children.setdefault(joint.parent, []).append(joint)
+        _check_mimic(urdf, joint)
 
     floating_link = None         # the link a free joint attaches to the world
     floating_R, floating_p = base_R, base_p
@@ -100,8 +152,10 @@ def build_robot(urdf: URDFRobot, fixed_base: bool | None = None,
     elif not fixed_base:
         floating_link = root
 
-    # -- bodies, depth first --------------------------------------------------------------
-    bodies = []          # dicts: parent, jtype, joint (urdf Joint or None), R_tree, p_tree
+    # -- bodies, depth first (an explicit stack: any depth) -------------------------------
+    # body dicts: parent, jtype, joint (urdf Joint or None), axis, R_tree, p_tree, and
+    # part: the index of the body within its joint (planar: 0, 1, 2; else 0)
+    bodies = []
     link_names, link_parent, link_joint, link_frames = [], [], [], []
     link_index = {}
 
@@ -112,53 +166,76 @@ def build_robot(urdf: URDFRobot, fixed_base: bool | None = None,
         link_joint.append(joint_name)
         link_frames.append(frame)
 
-    def visit(link_name):
-        frame = link_frames[link_index[link_name]]
-        for joint in children.get(link_name, []):
-            R_j = frame.R @ joint.origin.R
-            p_j = frame.p + frame.R @ joint.origin.p
-            if joint.child == floating_link:
-                bodies.append(dict(parent=-1, jtype=JOINT_FREE, joint=None,
-                                   R_tree=np.eye(3), p_tree=np.zeros(3)))
-                child_frame = LinkFrame(len(bodies) - 1, np.eye(3), np.zeros(3))
-            elif joint.type == "fixed":
-                child_frame = LinkFrame(frame.body, R_j, p_j)
-            else:
-                jtype = JOINT_PRISMATIC if joint.type == "prismatic" else JOINT_REVOLUTE
-                bodies.append(dict(parent=frame.body, jtype=jtype, joint=joint,
-                                   R_tree=R_j, p_tree=p_j))
-                child_frame = LinkFrame(len(bodies) - 1, np.eye(3), np.zeros(3))
-            add_link(joint.child, link_index[link_name], joint.name, child_frame)
-            visit(joint.child)
+    def add_body(parent, jtype, joint, axis, R_tree, p_tree, part=0):
+        bodies.append(dict(parent=parent, jtype=jtype, joint=joint, axis=axis, R_tree=R_tree,
+                           p_tree=p_tree, part=part))
+        return len(bodies) - 1
+
+    def attach(joint):
+        # the body (or the body it is welded to) carrying joint.child
+        frame = link_frames[link_index[joint.parent]]
+        R_j = frame.R @ joint.origin.R
+        p_j = frame.p + frame.R @ joint.origin.p
+        zero = np.zeros(3)
+        if joint.child == floating_link:
+            body = add_body(-1, JOINT_FREE, None, zero, np.eye(3), zero)
+        elif joint.type == "fixed":
+            return LinkFrame(frame.body, R_j, p_j)
+        elif joint.type == "planar":
+            e1, e2 = planar_basis(joint.axis)
+            b = add_body(frame.body, JOINT_PRISMATIC, joint, e1, R_j, p_j, 0)
+            b = add_body(b, JOINT_PRISMATIC, joint, e2, np.eye(3), zero, 1)
+            body = add_body(b, JOINT_REVOLUTE, joint, joint.axis, np.eye(3), zero, 2)
+        else:
+            jtype = {"prismatic": JOINT_PRISMATIC, "spherical": JOINT_SPHERICAL,
+                     "floating": JOINT_FREE}.get(joint.type, JOINT_REVOLUTE)
+            axis = joint.axis if jtype in (JOINT_REVOLUTE, JOINT_PRISMATIC) else zero
+            body = add_body(frame.body, jtype, joint, axis, R_j, p_j)
+        return LinkFrame(body, np.eye(3), np.zeros(3))
 
     if floating_link == root:
-        bodies.append(dict(parent=-1, jtype=JOINT_FREE, joint=None,
-                           R_tree=np.eye(3), p_tree=np.zeros(3)))
+        add_body(-1, JOINT_FREE, None, np.zeros(3), np.eye(3), np.zeros(3))
         add_link(root, -1, "", LinkFrame(0, np.eye(3), np.zeros(3)))
     else:
         add_link(root, -1, "", LinkFrame(-1, base_R, base_p))
-    visit(root)
+    # pre-order: a joint's subtree before its next sibling, siblings in URDF order
+    stack = list(reversed(children.get(root, [])))
+    while stack:
+        joint = stack.pop()
+        add_link(joint.child, link_index[joint.parent], joint.name, attach(joint))
+        stack.extend(reversed(children.get(joint.child, [])))
 
-    # -- DOFs: free joint, then independent joints in body order, then mimics -------------
+    # -- DOFs: in body order; mimic joints last refer to their master -----------------------
     nq = nv = 0
     iq, ncolb = [], []
     joint_names, joint_q_index, joint_v_index = [], {}, {}
+    joint_nq, joint_nv, joint_type = {}, {}, {}
+    quaternions = []
     body_dof = {}
+    ncol_of = {JOINT_REVOLUTE: 1, JOINT_PRISMATIC: 1, JOINT_SPHERICAL: 3, JOINT_FREE: 6}
     for b, body in enumerate(bodies):
-        if body["jtype"] == JOINT_FREE:
-            iq.append(nq)
-            body_dof[b] = list(range(nv, nv + 6))
-            nq, nv = nq + 7, nv + 6
-        elif body["joint"].mimic is None:
-            name = body["joint"].name
-            iq.append(nq)
-            body_dof[b] = [nv]
+        joint = body["joint"]
+        ncolb.append(ncol_of[body["jtype"]])
+        if joint is not None and joint.mimic is not None:
+            iq.append(-1)
+            continue
+        if joint is not None and body["part"] == 0:
+            name = joint.name
             joint_names.append(name)
             joint_q_index[name], joint_v_index[name] = nq, nv
-            nq, nv = nq + 1, nv + 1
+            joint_nq[name], joint_nv[name] = JOINT_SIZES[joint.type]
+            joint_type[name] = joint.type
+        iq.append(nq)
+        body_dof[b] = list(range(nv, nv + ncolb[b]))
+        if body["jtype"] == JOINT_FREE:
+            quaternions.append(nq + 3)
+            nq += 7
+        elif body["jtype"] == JOINT_SPHERICAL:
+            quaternions.append(nq)
+            nq += 4
         else:
-            iq.append(-1)
-        ncolb.append(6 if body["jtype"] == JOINT_FREE else 1)
+            nq += 1
+        nv += ncolb[b]
     mimic_mult = np.ones(len(bodies))
     mimic_offset = np.zeros(len(bodies))
     mimic_joints = {}
@@ -186,7 +263,7 @@ def build_robot(urdf: URDFRobot, fixed_base: bool | None = None,
         for d in range(nv):
             b = dof_body[d]
             if d > 0 and dof_body[d - 1] == b:
-                continue                      # within the free joint's six DOFs
+                continue                      # within a multi-DOF joint
             anc = bodies[b]["parent"]
             dof_parent[d] = body_dof[anc][-1] if anc >= 0 else -1
 
@@ -208,21 +285,30 @@ def build_robot(urdf: URDFRobot, fixed_base: bool | None = None,
         else:
             link_mass[l], link_com_W[l] = inertial.mass, com
     body_mass = [_combine(parts) for parts in body_parts]
+    # planar intermediates (parts 0 and 1) stand for the joint's child link, two bodies on
+    body_link = [links[0] if links else body_links[b + 2 - bodies[b]["part"]][0]
+                 for b, links in enumerate(body_links)]
+    body_adjacent = []
+    for b, body in enumerate(bodies):
+        a = body["parent"]
+        if body["part"] == 2:
+            a = bodies[bodies[a]["parent"]]["parent"]
+        body_adjacent.append(a)
 
     nb = len(bodies)
     R_tree = np.array([b["R_tree"] for b in bodies]).reshape(nb, 3, 3)
+    axes = np.array([b["axis"] for b in bodies]).reshape(nb, 3)
     model = Model(
         nq=nq, nv=nv,
         parent=[b["parent"] for b in bodies],
         jtype=[b["jtype"] for b in bodies],
         iq=iq, icol=icol, ncolb=ncolb,
         mimic_mult=mimic_mult, mimic_offset=mimic_offset,
-        axis=np.array([b["joint"].axis if b["joint"] is not None else np.zeros(3)
-                       for b in bodies]).reshape(nb, 3),
+        axis=axes,
         R_tree=R_tree,
         p_tree=np.array([b["p_tree"] for b in bodies]).reshape(nb, 3),
         tree_rot_identity=[int(np.array_equal(R, np.eye(3))) for R in R_tree],
-        axis_kind=[_axis_kind(b["joint"].axis) if b["joint"] is not None else 0 for b in bodies],
+        axis_kind=[_axis_kind(a) for a in axes],
         mass=[m for m, _, _ in body_mass],
         com=np.array([c for _, c, _ in body_mass]).reshape(nb, 3),
         inertia=np.array([I for _, _, I in body_mass]).reshape(nb, 3, 3),
@@ -234,29 +320,43 @@ def build_robot(urdf: URDFRobot, fixed_base: bool | None = None,
         link_mass=link_mass, link_com_W=link_com_W,
     )
 
-    # -- limits and the default configuration ---------------------------------------------
+    # -- limits, actuation and the default configuration ------------------------------------
     q_lower, q_upper = np.full(nq, -math.inf), np.full(nq, math.inf)
     velocity_limit, effort_limit = np.full(nv, math.inf), np.full(nv, math.inf)
     damping, friction = np.zeros(nv), np.zeros(nv)
+    dof_q = np.full(nv, -1, dtype=np.int32)
     if floating_link is not None:
         effort_limit[:6] = 0.0      # nothing actuates the base
     for name in joint_names:
         joint = urdf.joints[name]
-        qi, vi = joint_q_index[name], joint_v_index[name]
+        qi, vi, n = joint_q_index[name], joint_v_index[name], joint_nv[name]
+        q_span, v_span = slice(qi, qi + joint_nq[name]), slice(vi, vi + n)
+        if joint.type == "floating":
+            effort_limit[v_span] = 0.0       # unactuated, as a floating base
+            continue
+        dof_q[v_span] = qi if joint.type == "spherical" else np.arange(qi, qi + n)
+        damping[v_span] = joint.damping
+        if joint.type == "spherical":
+            continue                         # no position limits, no dry friction
+        friction[v_span] = joint.friction
         if joint.limit is not None:
-            q_lower[qi], q_upper[qi] = joint.limit.lower, joint.limit.upper
-            velocity_limit[vi], effort_limit[vi] = joint.limit.velocity, joint.limit.effort
-        damping[vi], friction[vi] = joint.damping, joint.friction
+            q_lower[q_span], q_upper[q_span] = joint.limit.lower, joint.limit.upper
+            velocity_limit[v_span], effort_limit[v_span] = joint.limit.velocity, joint.limit.effort
     q_default = np.clip(np.zeros(nq), q_lower, q_upper)
+    for k in quaternions:
+        q_default[k:k + 4] = [0.0, 0.0, 0.0, 1.0]
     if floating_link is not None:
         w, x, y, z = mat2quat(floating_R)
         q_default[:7] = [*floating_p, x, y, z, w]
 
     return RobotStructure(
         model=model, floating=floating_link is not None, joint_names=joint_names,
-        joint_q_index=joint_q_index, joint_v_index=joint_v_index, mimic_joints=mimic_joints,
+        joint_q_index=joint_q_index, joint_v_index=joint_v_index, joint_nq=joint_nq,
+        joint_nv=joint_nv, joint_type=joint_type, mimic_joints=mimic_joints,
         link_names=link_names, link_parent=link_parent, link_joint=link_joint,
-        link_frames=link_frames, body_links=body_links, q_lower=q_lower, q_upper=q_upper,
+        link_frames=link_frames, body_links=body_links, body_link=body_link,
+        body_adjacent=body_adjacent, dof_q=dof_q, quaternions=quaternions,
+        q_lower=q_lower, q_upper=q_upper,
         velocity_limit=velocity_limit, effort_limit=effort_limit, damping=damping,
         friction=friction, q_default=q_default)
 

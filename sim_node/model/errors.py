@@ -1,4 +1,5 @@
-"""Errors raised while loading robots, objects, terrains and world files."""
+"""Errors raised while loading robots, objects, terrains and world files, and the warning issued
+when a harmless defect of a robot file was repaired."""
 from __future__ import annotations
 
 
@@ -24,3 +25,20 @@ class URDFError(ModelLoadError):
 
 class WorldFileError(ModelLoadError):
     """A world file (YAML) is malformed."""
+
+
+class URDFWarning(UserWarning):
+    """A robot file had a harmless defect that was repaired while loading (README, "Loading robot
+    files"). The message reads ``file:line: element: what was found and what was done``.
+
+    Attributes as ModelLoadError: ``source``, ``element``, ``problem`` (what was repaired and
+    how), ``line`` (1-based, or None).
+    """
+
+    def __init__(self, source: str, element: str, problem: str, line: int | None = None):
+        self.source = source
+        self.element = element
+        self.problem = problem
+        self.line = line
+        where = f"{source}:{line}" if line else source
+        super().__init__(f"{where}: {element}: {problem}")

@@ -157,12 +157,18 @@ def _capsule_mass_properties(r: float, h: float, mass: float) -> MassProperties:
 def _mesh_mass_properties(mesh: Mesh, mass: float) -> MassProperties:
     import trimesh
 
-    tm = trimesh.Trimesh(vertices=mesh.vertices, faces=mesh.faces, process=False)
-    if not tm.is_watertight or tm.volume <= 0:
-        # an open or inverted surface has no defined volume: use its convex hull
-        tm = tm.convex_hull
-    props = tm.mass_properties
+    try:
+        tm = trimesh.Trimesh(vertices=mesh.vertices, faces=mesh.faces, process=False)
+        if not tm.is_watertight or tm.volume <= 0:
+            # an open or inverted surface has no defined volume: use its convex hull
+            tm = tm.convex_hull
+        props = tm.mass_properties
+    except Exception as exc:  # scipy's QhullError for flat or degenerate point sets, ...
+        raise MeshLoadError(f"{mesh.path}: the mesh encloses no volume to spread a mass over "
+                            f"({type(exc).__name__})") from None
     volume = props["volume"]
+    if not (np.isfinite(volume) and volume > 0):
+        raise MeshLoadError(f"{mesh.path}: the mesh encloses no volume to spread a mass over")
     com = np.asarray(props["center_mass"], dtype=float)
     inertia = np.asarray(props["inertia"], dtype=float) * (mass / (props["density"] * volume))
     return MassProperties(mass, com, inertia)

@@ -3,9 +3,13 @@
 Dynamics methods act at the robot's current configuration and velocity (``setConfig``,
 ``setVelocity``), as in the seed documents, and return fresh numpy arrays:
     B(q) qdd + C(q, qd) + G(q) = tau            (gravity is not part of C or torquesFromAccel)
-q/v layout: fixed base q = v = joint values in ``getJointNames()`` order; floating base
-q = [base position (3), base quaternion xyzw (4), joints], v = [base linear velocity, base
-angular velocity (both in base axes), joints].
+q/v layout: fixed base q, v = the joints' coordinates and velocities in ``getJointNames()``
+order; floating base q = [base position (3), base quaternion xyzw (4), joints], v = [base
+linear velocity, base angular velocity (both in base axes), joints]. A joint has
+``jointSize(name)`` = (q entries, v entries): 1, 1 for revolute, continuous and prismatic
+joints; 4, 3 (quaternion xyzw, angular velocity in child axes) for spherical; 3, 3 (x, y,
+theta) for planar; 7, 6 (position, quaternion; linear and angular velocity in child axes) for
+floating joints. Quaternions are normalised where a configuration enters (a zero one is refused).
 """
 from __future__ import annotations
 
@@ -81,6 +85,24 @@ class Mass:
         return f"Mass(mass={self._mass!r}, com={self._com.tolist()!r}, inertia={self.getInertia().tolist()!r})"
 
 
+def normalized_config(structure: RobotStructure, q, what: str) -> np.ndarray:
+    """q (nq finite values) as a new array with every quaternion (floating base, spherical and
+    floating joints) normalised; ValueError naming the joint when one is zero. A unit
+    quaternion is kept bit for bit."""
+    q = _config_vector(q, structure.model.nq, what)
+    for k in structure.quaternions:
+        norm = np.linalg.norm(q[k:k + 4])
+        if norm < 1e-9:
+            owner = next((f"joint '{n}'" for n in structure.joint_names
+                          if structure.joint_q_index[n] <= k < structure.joint_q_index[n]
+                          + structure.joint_nq[n]), "the base")
+            raise ValueError(f"{what}: quaternion is zero at entries {k}..{k + 3} ({owner}); "
+                             "it must be a rotation (x, y, z, w)")
+        if abs(norm - 1.0) > 1e-12:
+            q[k:k + 4] /= norm
+    return q
+
+
 def _config_vector(x, n: int, what: str) -> np.ndarray:
     arr = np.array(x, dtype=float).reshape(-1) if not np.isscalar(x) else None
     if arr is None or arr.shape != (n,):
@@ -149,19 +171,50 @@ class RobotModel:
     def numJoints(self) -> int:
         return len(self.structure.joint_names)
 
+    def jointType(self, name: str) -> str:
+        """The URDF type of a movable joint: revolute, continuous, prismatic, spherical, planar
+        or floating."""
+        return self.structure.joint_type[self._joint(name)]
+
+    def jointSize(self, name: str) -> tuple:
+        """(q entries, v entries) of a movable joint (see the module docstring)."""
+        name = self._joint(name)
+        return self.structure.joint_nq[name], self.structure.joint_nv[name]
+
+    def jointIndices(self, name: str) -> tuple:
+        """(first q index, first v index) of a movable joint's coordinates and velocities."""
+        name = self._joint(name)
+        return self.structure.joint_q_index[name], self.structure.joint_v_index[name]
+
+    def getJointCoordinateNames(self):
+        """(q labels, v labels): a name for each entry of q and v after a floating base's (the
+        joints' coordinates and DOFs in order). A scalar joint's entry is its name; the others
+        are '<joint>.<item>': spherical qx qy qz qw / wx wy wz, planar x y theta (both), floating
+        px py pz qx qy qz qw / vx vy vz wx wy wz (velocities in child axes)."""
+        items = {"spherical": (("qx", "qy", "qz", "qw"), ("wx", "wy", "wz")),
+                 "planar": (("x", "y", "theta"), ("x", "y", "theta")),
+                 "floating": (("px", "py", "pz", "qx", "qy", "qz", "qw"),
+                              ("vx", "vy", "vz", "wx", "wy", "wz"))}
+        q_names, v_names = [], []
+        for name in self.structure.joint_names:
+            q_items, v_items = items.get(self.structure.joint_type[name], ((), ()))
+            q_names += [f"{name}.{i}" for i in q_items] or [name]
+            v_names += [f"{name}.{i}" for i in v_items] or [name]
+        return q_names, v_names
+
+    def _joint(self, name: str) -> str:
+        if name not in self.structure.joint_type:
+            raise KeyError(f"robot '{self._name}' has no movable joint '{name}'; joints: "
+                           f"{self.structure.joint_names}")
+        return name
+
     # -- state ---------------------------------------------------------------------------
     def getConfig(self) -> np.ndarray:
         return self._q.copy()
 
     def setConfig(self, q):
-        q = _config_vector(q, self.model.nq, f"robot '{self._name}' config")
-        if self.structure.floating:
-            norm = np.linalg.norm(q[3:7])
-            if norm < 1e-9:
-                raise ValueError(f"robot '{self._name}' config: base quaternion is zero")
-            if abs(norm - 1.0) > 1e-12:         # (a unit quaternion is kept bit for bit)
-                q[3:7] /= norm
-        self._q = q
+        """q (nq); quaternions are normalised, a zero one is refused (ValueError)."""
+        self._q = normalized_config(self.structure, q, f"robot '{self._name}' config")
         self._frames_valid = False
 
     def getVelocity(self) -> np.ndarray:
@@ -171,10 +224,12 @@ class RobotModel:
         self._v = _config_vector(v, self.model.nv, f"robot '{self._name}' velocity")
 
     def getJointLimits(self):
-        """(qmin, qmax) over q [rad or m]; unbounded entries are -inf / inf."""
+        """(qmin, qmax) over q [rad or m]; unbounded entries are -inf / inf (every quaternion
+        entry, and the coordinates of spherical and floating joints)."""
         return self.structure.q_lower.copy(), self.structure.q_upper.copy()
 
     def getVelocityLimits(self) -> np.ndarray:
+        """(nv) velocity bounds per DOF [rad/s or m/s] (inf where the URDF gives none)."""
         return self.structure.velocity_limit.copy()
 
     def getAccelerationLimits(self) -> np.ndarray:
@@ -196,6 +251,8 @@ class RobotModel:
         self._acceleration_limit = a
 
     def getTorqueLimits(self) -> np.ndarray:
+        """(nv) effort bounds per DOF [N m or N]; 0 on unactuated DOFs (a floating base,
+        floating joints)."""
         return self.structure.effort_limit.copy()
 
     # -- dynamics at the current state ---------------------------------------------------

@@ -1,17 +1,29 @@
-"""URDF parsing into plain data, with strict validation.
+"""URDF parsing into plain data: liberal in what is accepted, strict in what is used.
 
-``parse_urdf(path_or_xml)`` returns a ``URDFRobot`` or raises ``URDFError`` naming the file,
-the element, the line and the problem. Supported: links with inertial / visual / collision
-(box, cylinder, sphere, mesh in STL/OBJ/DAE), joints fixed / revolute / continuous / prismatic
-with origin, axis, limit, dynamics and mimic. Mesh URIs: ``package://<pkg>/...`` (resolved
-through ``package_dirs``, ROS_PACKAGE_PATH, AMENT_PREFIX_PATH and the package.xml files above
-the URDF), ``file://`` and paths relative to the URDF file.
+``parse_urdf(path_or_xml)`` returns a ``URDFRobot`` or raises ``URDFError`` naming the file, the
+element, the line and the problem. Supported: links with inertial / visual / collision (box,
+cylinder, sphere, capsule, plane, mesh in STL/OBJ/DAE/PLY/OFF), joints fixed / revolute /
+continuous / prismatic with origin, axis, limit, dynamics and mimic; ``.xacro`` files through the
+xacro package (sim_node.model.xacro_files). Mesh URIs: ``package://NAME/...`` (the package search
+of sim_node.model.packages), ``file://`` and paths relative to the URDF file.
+
+Harmless defects are repaired and reported with a ``URDFWarning`` (file, line, element, what was
+done) once the file loaded; README "Loading robot files" lists them: an XML declaration that is
+not 1.0 or not at the start, trailing NUL bytes, unusable visual geometry (dropped), non-shape
+elements inside <geometry>, vectors with extra numbers, unexpanded xacro substitutions
+(``$(optenv ...)``), an axis of 0 0 0 on a joint type that ignores it, lower > upper limits (no
+position limit, as PyBullet), a mimic naming no usable joint (dropped), a missing robot name,
+``package:///NAME``, and physically invalid inertias (sim_node.model.inertia_repair). What stays
+an error: an unusable kinematic tree or collision geometry.
 """
 from __future__ import annotations
 
+import codecs
 import math
 import os
-from dataclasses import dataclass, field
+import re
+import warnings
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -19,26 +31,29 @@ from lxml import etree
 from transforms3d.euler import euler2mat
 
 from sim_node.model import geometry as geo
-from sim_node.model.errors import URDFError
+from sim_node.model import inertia_repair
+from sim_node.model.errors import URDFError, URDFWarning
+from sim_node.model.inertia_repair import Inertial
+from sim_node.model.packages import PackageSearch
+from sim_node.model.xacro_files import expand as expand_xacro
+from sim_node.model.xacro_files import is_xacro, resolve_substitutions
 
-JOINT_TYPES = ("fixed", "revolute", "continuous", "prismatic")
-MOVABLE_TYPES = ("revolute", "continuous", "prismatic")
-
-# The sim_node sources (or installed share directory) for package://sim_node/ URIs.
-_OWN_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+JOINT_TYPES = ("fixed", "revolute", "continuous", "prismatic", "planar", "floating", "spherical")
+MOVABLE_TYPES = ("revolute", "continuous", "prismatic", "planar", "floating", "spherical")
+# one-coordinate joints: the only ones a <mimic> can couple
+SCALAR_TYPES = ("revolute", "continuous", "prismatic")
+# joint types whose <axis> means nothing: a zero axis there is ignored with a warning
+AXIS_IGNORED_TYPES = ("fixed", "floating", "spherical")
+SHAPE_TAGS = ("box", "sphere", "cylinder", "capsule", "mesh", "plane")
+# |x| above this in a URDF number is refused: no robot needs it, and products of such numbers
+# overflow in the dynamics
+MAX_MAGNITUDE = 1e15
 
 
 @dataclass(frozen=True)
 class Origin:
     R: np.ndarray = field(default_factory=lambda: np.eye(3))  # rotation child -> parent
     p: np.ndarray = field(default_factory=lambda: np.zeros(3))
-
-
-@dataclass(frozen=True)
-class Inertial:
-    mass: float
-    com: np.ndarray        # centre of mass in the link frame [m]
-    inertia: np.ndarray    # 3x3 about the com, link axes [kg m^2]
 
 
 @dataclass(frozen=True)
@@ -69,6 +84,7 @@ class Link:
     inertial: Inertial | None
     visuals: tuple
     collisions: tuple
+    line: int | None = None      # of the <link> element
 
 
 @dataclass(frozen=True)
@@ -83,6 +99,7 @@ class Joint:
     damping: float
     friction: float
     mimic: Mimic | None
+    line: int | None = None      # of the <joint> element
 
 
 @dataclass(frozen=True)
@@ -92,40 +109,74 @@ class URDFRobot:
     joints: dict         # name -> Joint, in document order
     root: str            # the root link
     source: str          # file path or '<string>'
-    xml: str = field(repr=False, default="")
+    xml: str = field(repr=False, default="")   # the document (repaired if it had to be)
+    # link name -> (Inertial as written or None, Inertial used) for every repaired inertia
+    inertia_repairs: dict = field(repr=False, default_factory=dict)
 
     def child_joints(self, link: str) -> list:
         return [j for j in self.joints.values() if j.parent == link]
 
 
-def parse_urdf(path_or_xml: str | os.PathLike, package_dirs=None) -> URDFRobot:
-    """Parse a URDF file path or XML string. Raises URDFError on any malformed input."""
+def parse_urdf(path_or_xml: str | os.PathLike, package_dirs=None,
+               xacro_args: dict | None = None) -> URDFRobot:
+    """Parse a URDF (or xacro) file path or a URDF XML string. Raises URDFError on input that
+    cannot be used; repairs harmless defects and then issues one URDFWarning per repair.
+
+    `package_dirs`: directories searched first for package:// URIs and $(find); `xacro_args`:
+    {name: value} arguments of a .xacro file."""
     text = str(path_or_xml)
     if text.lstrip().startswith("<"):
-        source, base_dir, xml = "<string>", Path.cwd(), text
+        parser = _Parser("<string>", Path.cwd(), PackageSearch(package_dirs, None))
+        robot = parser.parse(text.encode("utf-8"), from_string=True)
     else:
         path = Path(text).expanduser()
         source = str(path)
-        if not path.is_file():
-            raise URDFError(source, "file", "no such file")
-        base_dir = path.resolve().parent
         try:
-            xml = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise URDFError(source, "file", f"cannot read: {exc}") from None
-    return _Parser(source, base_dir, package_dirs).parse(xml)
+            is_file = path.is_file()
+        except OSError:
+            is_file = False
+        if not is_file:
+            raise URDFError(source, "file", "no such file")
+        search = PackageSearch(package_dirs, path.resolve().parent)
+        parser = _Parser(source, path.resolve().parent, search)
+        if is_xacro(path):
+            xml = expand_xacro(path, xacro_args, search)
+            parser.source = f"{source} (expanded by xacro)"
+            robot = parser.parse(xml.encode("utf-8"), from_string=True)
+        else:
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise URDFError(source, "file", f"cannot read: {exc.strerror or exc}") from None
+            robot = parser.parse(data)
+    for warning in parser.warnings:
+        warnings.warn(warning, stacklevel=2)
+    return robot
+
+
+_XML_DECLARATION = re.compile(rb"<\?xml\s[^>]*\?>")
+# a number followed only by stray punctuation
+_LENIENT_NUMBER = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)[.,;:]+$")
+_DECLARED_VERSION = re.compile(rb"""version\s*=\s*["']([^"']*)["']""")
+_DECLARED_ENCODING = re.compile(rb"""encoding\s*=\s*["']([^"']*)["']""")
 
 
 class _Parser:
-    def __init__(self, source: str, base_dir: Path, package_dirs):
+    def __init__(self, source: str, base_dir: Path, search: PackageSearch):
         self.source = source
         self.base_dir = base_dir
-        self.package_dirs = [Path(p) for p in (package_dirs or [])]
+        self.search = search
+        self.warnings = []
+        self.inertia_repairs = {}
 
-    # -- errors and attribute helpers -------------------------------------------------------
+    # -- errors, warnings and attribute helpers ---------------------------------------------
 
     def error(self, el, what: str, problem: str):
         return URDFError(self.source, what, problem, getattr(el, "sourceline", None))
+
+    def warn(self, el, what: str, repaired: str, line=None):
+        line = line if line is not None else getattr(el, "sourceline", None)
+        self.warnings.append(URDFWarning(self.source, what, repaired, line))
 
     def attr(self, el, name: str, what: str, default=None, required=False):
         value = el.get(name)
@@ -133,34 +184,67 @@ class _Parser:
             if required:
                 raise self.error(el, what, f"missing attribute '{name}'")
             return default
+        if "$(" in value:
+            # a substitution xacro would have expanded (e.g. $(optenv HUSKY_IMU_XYZ 0 0 0))
+            try:
+                expanded = resolve_substitutions(value, self.search)
+            except ValueError as exc:
+                raise self.error(el, what, f"attribute '{name}'=\"{value}\": {exc}") from None
+            self.warn(el, what, f"attribute '{name}'=\"{value}\" holds an unexpanded xacro "
+                      f"substitution: expanded to \"{expanded}\"")
+            value = expanded
+        return value
+
+    def number(self, el, name: str, what: str, raw: str, token: str) -> float:
+        """float(token); a number followed only by stray punctuation ('-1.57.') is read with a
+        warning, as PyBullet's strtod-based parser reads it."""
+        try:
+            return float(token)
+        except ValueError:
+            pass
+        match = _LENIENT_NUMBER.match(token)
+        if match is None:
+            raise self.error(el, what, f"attribute '{name}'=\"{raw}\" is not a number") from None
+        value = float(match.group(1))
+        self.warn(el, what, f"attribute '{name}'=\"{raw}\": '{token}' read as {value:g}")
         return value
 
     def floats(self, el, name: str, what: str, n: int, default=None, required=False):
         raw = self.attr(el, name, what, None, required)
         if raw is None:
             return None if default is None else np.array(default, dtype=float)
+        tokens = [t for t in re.split(r"[\s,]+", raw) if t]
+        if "," in raw and len(tokens) >= n:
+            self.warn(el, what, f"attribute '{name}'=\"{raw}\": numbers separated by commas")
         try:
-            values = np.array([float(x) for x in raw.split()], dtype=float)
-        except ValueError:
+            values = np.array([self.number(el, name, what, raw, t) for t in tokens], dtype=float)
+        except OverflowError:
             raise self.error(el, what, f"attribute '{name}'=\"{raw}\" is not {n} numbers") from None
-        if values.shape != (n,):
+        if len(values) < n:
             raise self.error(el, what, f"attribute '{name}'=\"{raw}\" needs {n} numbers")
+        if len(values) > n:
+            self.warn(el, what, f"attribute '{name}'=\"{raw}\" has {len(values)} numbers, "
+                      f"{n} expected: the first {n} are used")
+            values = values[:n]
         if not np.all(np.isfinite(values)):
             raise self.error(el, what, f"attribute '{name}'=\"{raw}\" is not finite")
+        if np.any(np.abs(values) > MAX_MAGNITUDE):
+            raise self.error(el, what, f"attribute '{name}'=\"{raw}\" exceeds "
+                             f"{MAX_MAGNITUDE:g} in magnitude")
         return values
 
     def scalar(self, el, name: str, what: str, default=None, required=False, finite=True):
         raw = self.attr(el, name, what, None, required)
         if raw is None:
             return default
-        try:
-            value = float(raw)
-        except ValueError:
-            raise self.error(el, what, f"attribute '{name}'=\"{raw}\" is not a number") from None
-        if finite and not math.isfinite(value):
-            raise self.error(el, what, f"attribute '{name}'=\"{raw}\" is not finite")
+        value = self.number(el, name, what, raw, raw.strip())
         if math.isnan(value):
             raise self.error(el, what, f"attribute '{name}' is NaN")
+        if finite and not math.isfinite(value):
+            raise self.error(el, what, f"attribute '{name}'=\"{raw}\" is not finite")
+        if finite and abs(value) > MAX_MAGNITUDE:
+            raise self.error(el, what, f"attribute '{name}'=\"{raw}\" exceeds "
+                             f"{MAX_MAGNITUDE:g} in magnitude")
         return value
 
     def origin(self, parent_el, what: str) -> Origin:
@@ -173,14 +257,64 @@ class _Parser:
 
     # -- document -----------------------------------------------------------------------------
 
-    def parse(self, xml: str) -> URDFRobot:
+    def clean(self, data: bytes, from_string: bool) -> tuple[bytes, str]:
+        """(the document without its XML declaration (blanked in place, so line numbers stay),
+        decoded by the declared encoding and without trailing NUL bytes, as UTF-8; the text to
+        keep as the robot description: the original, or the cleaned one if it was repaired)."""
+        repairs_before = len(self.warnings)
+        if data.startswith(codecs.BOM_UTF8):
+            data = data[len(codecs.BOM_UTF8):]
+        encoding = "utf-8"
+        original = data
+        stripped = data.lstrip(b" \t\r\n")
+        declaration = _XML_DECLARATION.match(stripped)
+        if declaration is not None:
+            start = len(data) - len(stripped)
+            text = declaration.group(0)
+            lines_before = data[:start].count(b"\n")
+            if start and not from_string:
+                self.warn(None, "XML declaration", f"{lines_before} blank line(s) before the XML "
+                          "declaration: ignored", line=lines_before + 1)
+            version = _DECLARED_VERSION.search(text)
+            if version is not None and version.group(1) not in (b"1.0", b"1.1"):
+                self.warn(None, "XML declaration", f"version \"{version.group(1).decode('ascii', 'replace')}\""
+                          ": read as XML 1.0", line=lines_before + 1)
+            declared = _DECLARED_ENCODING.search(text)
+            if declared is not None:
+                encoding = declared.group(1).decode("ascii", "replace")
+            blank = bytes(b if b == 0x0A else 0x20 for b in text)
+            data = data[:start] + blank + data[start + len(text):]
+        body = data.rstrip(b" \t\r\n\x00")
+        if b"\x00" in data[len(body):]:
+            self.warn(None, "document", "NUL byte(s) after the end of the document: ignored",
+                      line=body.count(b"\n") + 1)
         try:
-            root = etree.fromstring(xml.encode("utf-8"), etree.XMLParser(remove_comments=True))
+            text = body.decode(encoding)
+            kept = text if len(self.warnings) > repairs_before else original.decode(encoding)
+            return text.encode("utf-8"), kept
+        except LookupError:
+            raise URDFError(self.source, "XML declaration",
+                            f"unknown encoding '{encoding}'", 1) from None
+        except UnicodeDecodeError as exc:
+            line = body[:exc.start].count(b"\n") + 1
+            raise URDFError(self.source, "document", f"bytes that are not valid {encoding} "
+                            f"at offset {exc.start}", line) from None
+
+    def parse(self, data: bytes, from_string: bool = False) -> URDFRobot:
+        xml, description = self.clean(data, from_string)
+        parser = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True)
+        try:
+            root = etree.fromstring(xml, parser)
         except etree.XMLSyntaxError as exc:
             raise URDFError(self.source, "XML", str(exc), exc.lineno) from None
+        if root is None:
+            raise URDFError(self.source, "XML", "the document is empty")
         if root.tag != "robot":
             raise self.error(root, f"<{root.tag}>", "the root element must be <robot>")
-        name = self.attr(root, "name", "<robot>", required=True)
+        name = root.get("name")
+        if not name:
+            name = Path(self.source.split(" (")[0]).stem if self.source != "<string>" else "robot"
+            self.warn(root, "<robot>", f"missing attribute 'name': named '{name}'")
         links = {}
         for el in root.findall("link"):
             link = self.link(el)
@@ -195,10 +329,11 @@ class _Parser:
             if joint.name in joints:
                 raise self.error(el, f"joint '{joint.name}'", "duplicate joint name")
             joints[joint.name] = joint
-        self.check_mimics(root, joints)
-        root_link = self.check_tree(root, links, joints)
+        joints = self.check_mimics(joints)
+        root_link = self.check_tree(name, links, joints)
         return URDFRobot(name=name, links=links, joints=joints, root=root_link,
-                         source=self.source, xml=xml)
+                         source=self.source, xml=description,
+                         inertia_repairs=dict(self.inertia_repairs))
 
     def link(self, el) -> Link:
         name = self.attr(el, "name", "<link>", required=True)
@@ -206,20 +341,20 @@ class _Parser:
         inertial = None
         in_el = el.find("inertial")
         if in_el is not None:
-            inertial = self.inertial(in_el, f"{what} <inertial>")
-        visuals = tuple(self.geometry_element(g, f"{what} <visual>") for g in el.findall("visual"))
+            inertial = self.inertial(in_el, f"{what} <inertial>", name)
+        visuals = tuple(v for v in (self.visual(g, f"{what} <visual>") for g in el.findall("visual"))
+                        if v is not None)
         collisions = tuple(self.geometry_element(g, f"{what} <collision>")
                            for g in el.findall("collision"))
-        return Link(name=name, inertial=inertial, visuals=visuals, collisions=collisions)
+        return Link(name=name, inertial=inertial, visuals=visuals, collisions=collisions,
+                    line=el.sourceline)
 
-    def inertial(self, el, what: str) -> Inertial:
+    def inertial(self, el, what: str, link: str) -> Inertial:
         origin = self.origin(el, what)
         mass_el = el.find("mass")
         if mass_el is None:
             raise self.error(el, what, "missing <mass>")
         mass = self.scalar(mass_el, "value", f"{what} <mass>", required=True)
-        if mass < 0:
-            raise self.error(mass_el, f"{what} <mass>", f"negative mass {mass}")
         in_el = el.find("inertia")
         if in_el is None:
             raise self.error(el, what, "missing <inertia>")
@@ -227,20 +362,41 @@ class _Parser:
         ixx, ixy, ixz, iyy, iyz, izz = (self.scalar(in_el, k, w, required=True)
                                         for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
         tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        scale = max(abs(ixx), abs(iyy), abs(izz), 1e-300)
-        if np.linalg.eigvalsh(tensor)[0] < -1e-9 * scale:
-            raise self.error(in_el, w, "the inertia tensor is not positive semi-definite")
         # inertia given in the <origin> frame; express it in link axes
-        return Inertial(mass=mass, com=origin.p, inertia=origin.R @ tensor @ origin.R.T)
+        written = Inertial(mass=mass, com=origin.p, inertia=origin.R @ tensor @ origin.R.T)
+        repaired, note = inertia_repair.repair_link_inertial(written)
+        if note:
+            self.warn(in_el, w, note)
+            self.inertia_repairs[link] = (written, repaired)
+        return repaired
+
+    def visual(self, el, what: str) -> GeometryElement | None:
+        """A visual element, or None (with a warning) when its geometry cannot be used."""
+        try:
+            return self.geometry_element(el, what)
+        except URDFError as exc:
+            self.warn(el, exc.element, f"visual dropped: {exc.problem}", line=exc.line)
+            return None
 
     def geometry_element(self, el, what: str) -> GeometryElement:
         origin = self.origin(el, what)
         g = el.find("geometry")
         if g is None:
             raise self.error(el, what, "missing <geometry>")
-        shapes = [c for c in g if isinstance(c.tag, str)]
-        if len(shapes) != 1:
-            raise self.error(g, f"{what} <geometry>", "needs exactly one shape element")
+        children = [c for c in g if isinstance(c.tag, str)]
+        shapes = [c for c in children if c.tag in SHAPE_TAGS]
+        if not children:
+            raise self.error(g, f"{what} <geometry>", "is empty; expected one of "
+                             + ", ".join(SHAPE_TAGS))
+        if not shapes:
+            raise self.error(children[0], f"{what} <{children[0].tag}>",
+                             "unknown shape; expected " + ", ".join(SHAPE_TAGS))
+        if len(shapes) > 1:
+            raise self.error(g, f"{what} <geometry>", "holds several shapes "
+                             f"({', '.join(c.tag for c in shapes)}); expected one")
+        for other in children:
+            if other.tag not in SHAPE_TAGS:
+                self.warn(other, f"{what} <geometry>", f"<{other.tag}> is not a shape: ignored")
         return GeometryElement(origin=origin, shape=self.shape(shapes[0], what),
                                name=el.get("name", ""))
 
@@ -254,7 +410,7 @@ class _Parser:
         if el.tag == "sphere":
             r = self.scalar(el, "radius", w, required=True)
             if r <= 0:
-                raise self.error(el, w, "radius must be positive")
+                raise self.error(el, w, f"radius must be positive, got {r:g}")
             return geo.Sphere(r)
         if el.tag in ("cylinder", "capsule"):
             r = self.scalar(el, "radius", w, required=True)
@@ -262,54 +418,40 @@ class _Parser:
             if r <= 0 or h < 0:
                 raise self.error(el, w, "radius must be positive and length non-negative")
             return geo.Cylinder(r, h) if el.tag == "cylinder" else geo.Capsule(r, h)
-        if el.tag == "mesh":
-            uri = self.attr(el, "filename", w, required=True)
-            scale = self.floats(el, "scale", w, 3, default=(1, 1, 1))
-            path = self.resolve_uri(el, uri, w)
-            try:
-                return geo.load_mesh(str(path), tuple(scale))
-            except FileNotFoundError:
-                raise self.error(el, w, f"mesh file not found: {uri} (resolved to {path})") from None
-            except geo.MeshLoadError as exc:
-                raise self.error(el, w, f"mesh {uri}: {exc}") from None
-        raise self.error(el, w, "unknown shape; expected box, cylinder, sphere or mesh")
+        if el.tag == "plane":
+            # PyBullet's extension: the plane through the element's origin, normal in its axes
+            normal = self.floats(el, "normal", w, 3, default=(0, 0, 1))
+            norm = np.linalg.norm(normal)
+            if norm < 1e-12:
+                raise self.error(el, w, "normal must be non-zero")
+            return geo.Plane(tuple(normal / norm), 0.0)
+        uri = self.attr(el, "filename", w, required=True)
+        scale = self.floats(el, "scale", w, 3, default=(1, 1, 1))
+        path = self.resolve_uri(el, uri, w)
+        try:
+            return geo.load_mesh(str(path), tuple(scale))
+        except FileNotFoundError:
+            raise self.error(el, w, f"mesh file not found: {uri} (resolved to {path})") from None
+        except geo.MeshLoadError as exc:
+            raise self.error(el, w, f"mesh {uri}: {exc}") from None
 
     def resolve_uri(self, el, uri: str, what: str) -> Path:
         if uri.startswith("package://"):
-            package, _, rest = uri[len("package://"):].partition("/")
-            bases = self.package_candidates(package)
-            if not bases:
-                raise self.error(el, what, f"cannot locate package '{package}' for {uri}")
-            # several installs may provide the package (e.g. an interfaces-only prefix):
-            # take the first that has the file
-            for base in bases:
-                if (base / rest).is_file():
-                    return base / rest
-            return bases[0] / rest
+            rest = uri[len("package://"):]
+            if rest.startswith("/"):
+                self.warn(el, what, f"'{uri}' names no package (three slashes): read as "
+                          f"package://{rest.lstrip('/')}")
+                rest = rest.lstrip("/")
+            package, _, rest = rest.partition("/")
+            path, searched = self.search.resolve(package, rest)
+            if path is None:
+                raise self.error(el, what, f"mesh file not found: {uri}; looked in: "
+                                 + "; ".join(searched))
+            return path
         if uri.startswith("file://"):
             return Path(uri[len("file://"):])
         path = Path(uri)
         return path if path.is_absolute() else self.base_dir / path
-
-    def package_candidates(self, package: str) -> list:
-        """Directories that may hold `package`, most specific first."""
-        found = []
-        for base in self.package_dirs:
-            found += [d for d in (base, base / package) if d.name == package and d.is_dir()]
-        # a package.xml naming `package` in a directory above the URDF
-        for parent in [self.base_dir, *self.base_dir.parents]:
-            manifest = parent / "package.xml"
-            if manifest.is_file() and _package_name(manifest) == package:
-                found.append(parent)
-                break
-        bases = [Path(p) for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
-        bases += [Path(p) / "share" for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)
-                  if p]
-        for base in bases:
-            found += [d for d in (base, base / package) if d.name == package and d.is_dir()]
-        if package == "sim_node":
-            found.append(_OWN_PACKAGE_ROOT)
-        return found
 
     # -- joints and tree ----------------------------------------------------------------------
 
@@ -335,22 +477,34 @@ class _Parser:
             axis = self.floats(axis_el, "xyz", f"{what} <axis>", 3, default=(1, 0, 0))
             norm = np.linalg.norm(axis)
             if norm < 1e-12:
-                raise self.error(axis_el, f"{what} <axis>", "axis must be non-zero")
-            axis = axis / norm
+                if jtype not in AXIS_IGNORED_TYPES:
+                    raise self.error(axis_el, f"{what} <axis>", "axis must be non-zero")
+                self.warn(axis_el, f"{what} <axis>", f"axis 0 0 0 on a {jtype} joint, which "
+                          "has no axis: ignored")
+                axis = np.array([1.0, 0.0, 0.0])
+            else:
+                axis = axis / norm
         limit = None
         limit_el = el.find("limit")
         if jtype in ("revolute", "prismatic") and limit_el is None:
             raise self.error(el, what, f"a {jtype} joint needs <limit>")
-        if limit_el is not None and jtype != "fixed":
+        # spherical and floating joints have no limits (as in PyBullet); a planar joint's
+        # bounds apply to each of its coordinates and are absent unless given
+        if limit_el is not None and jtype not in ("fixed", "spherical", "floating"):
             w = f"{what} <limit>"
-            lower = self.scalar(limit_el, "lower", w, default=0.0, finite=False)
-            upper = self.scalar(limit_el, "upper", w, default=0.0, finite=False)
+            planar = jtype == "planar"
+            lower = self.scalar(limit_el, "lower", w, default=-math.inf if planar else 0.0,
+                                finite=False)
+            upper = self.scalar(limit_el, "upper", w, default=math.inf if planar else 0.0,
+                                finite=False)
             effort = self.scalar(limit_el, "effort", w, required=True, finite=False)
             velocity = self.scalar(limit_el, "velocity", w, required=True, finite=False)
             if jtype == "continuous":
                 lower, upper = -math.inf, math.inf
             elif lower > upper:
-                raise self.error(limit_el, w, f"lower {lower} > upper {upper}")
+                # PyBullet's convention for an unlimited joint
+                self.warn(limit_el, w, f"lower {lower:g} > upper {upper:g}: no position limit")
+                lower, upper = -math.inf, math.inf
             if effort < 0 or velocity < 0:
                 raise self.error(limit_el, w, "effort and velocity must be non-negative")
             limit = Limit(lower, upper, effort, velocity)
@@ -368,47 +522,57 @@ class _Parser:
         mimic_el = el.find("mimic")
         if mimic_el is not None:
             w = f"{what} <mimic>"
-            mimic = Mimic(joint=self.attr(mimic_el, "joint", w, required=True),
-                          multiplier=self.scalar(mimic_el, "multiplier", w, default=1.0),
-                          offset=self.scalar(mimic_el, "offset", w, default=0.0))
+            target = mimic_el.get("joint")
+            if not target:
+                self.warn(mimic_el, w, "missing attribute 'joint': mimic dropped, the joint moves "
+                          "on its own")
+            else:
+                mimic = Mimic(joint=target,
+                              multiplier=self.scalar(mimic_el, "multiplier", w, default=1.0),
+                              offset=self.scalar(mimic_el, "offset", w, default=0.0))
         return Joint(name=name, type=jtype, parent=ends["parent"], child=ends["child"],
                      origin=self.origin(el, what), axis=axis, limit=limit, damping=damping,
-                     friction=friction, mimic=mimic)
+                     friction=friction, mimic=mimic, line=el.sourceline)
 
-    def check_mimics(self, root, joints: dict):
-        lines = {el.get("name"): el for el in root.findall("joint")}
+    def check_mimics(self, joints: dict) -> dict:
+        """The joints with every unusable <mimic> dropped (warned): the joint then moves on its
+        own, as Pinocchio and PyBullet treat it."""
+        result = dict(joints)
         for joint in joints.values():
             if joint.mimic is None:
                 continue
-            el = lines[joint.name]
-            what = f"joint '{joint.name}' <mimic>"
-            if joint.type == "fixed":
-                raise self.error(el, what, "a fixed joint cannot mimic")
             target = joints.get(joint.mimic.joint)
-            if target is None:
-                raise self.error(el, what, f"names missing joint '{joint.mimic.joint}'")
-            if target.type not in MOVABLE_TYPES or target.mimic is not None:
-                raise self.error(el, what, f"joint '{target.name}' is not an independent "
-                                 "movable joint")
-            if (target.type == "prismatic") != (joint.type == "prismatic"):
-                raise self.error(el, what, f"cannot couple a {joint.type} joint to a "
-                                 f"{target.type} joint")
+            problem = None
+            if joint.type not in SCALAR_TYPES:
+                problem = f"a {joint.type} joint cannot mimic"
+            elif target is None:
+                problem = f"names missing joint '{joint.mimic.joint}'"
+            elif target.type not in SCALAR_TYPES or target.mimic is not None:
+                problem = f"joint '{target.name}' is not an independent one-coordinate joint"
+            elif (target.type == "prismatic") != (joint.type == "prismatic"):
+                problem = f"cannot couple a {joint.type} joint to a {target.type} joint"
+            if problem is not None:
+                self.warn(None, f"joint '{joint.name}' <mimic>", f"{problem}: mimic dropped, "
+                          "the joint moves on its own", line=joint.line)
+                result[joint.name] = replace(joint, mimic=None)
+        return result
 
-    def check_tree(self, root, links: dict, joints: dict) -> str:
+    def check_tree(self, robot_name: str, links: dict, joints: dict) -> str:
         parent_of = {}
         for joint in joints.values():
             if joint.child in parent_of:
                 raise URDFError(self.source, f"link '{joint.child}'",
                                 f"has two parent joints ('{parent_of[joint.child]}' and "
-                                f"'{joint.name}')")
+                                f"'{joint.name}')", joint.line)
             parent_of[joint.child] = joint.name
         roots = [name for name in links if name not in parent_of]
         if not roots:
-            raise URDFError(self.source, f"robot '{root.get('name')}'",
+            raise URDFError(self.source, f"robot '{robot_name}'",
                             "the joints form a cycle: every link has a parent")
         if len(roots) > 1:
-            raise URDFError(self.source, f"robot '{root.get('name')}'",
-                            f"has several root links {roots}; a robot must be one tree")
+            shown = roots if len(roots) <= 10 else roots[:10] + ["..."]
+            raise URDFError(self.source, f"robot '{robot_name}'",
+                            f"has several root links {shown}; a robot must be one tree")
         reached, stack = {roots[0]}, [roots[0]]
         children = {}
         for joint in joints.values():
@@ -419,13 +583,7 @@ class _Parser:
                 stack.append(child)
         unreached = [name for name in links if name not in reached]
         if unreached:
-            raise URDFError(self.source, f"robot '{root.get('name')}'",
-                            f"the joints form a cycle through links {unreached}")
+            shown = unreached if len(unreached) <= 10 else unreached[:10] + ["..."]
+            raise URDFError(self.source, f"robot '{robot_name}'",
+                            f"the joints form a cycle through links {shown}")
         return roots[0]
-
-
-def _package_name(manifest: Path) -> str | None:
-    try:
-        return etree.parse(str(manifest)).getroot().findtext("name")
-    except (OSError, etree.XMLSyntaxError):
-        return None

@@ -13,11 +13,13 @@ from pathlib import Path
 import numpy as np
 
 from sim_node.model import geometry as geo
+from sim_node.model import inertia_repair
 from sim_node.model.builder import build_robot
 from sim_node.model.errors import ModelLoadError, URDFError
 from sim_node.model.robot import Mass, RobotModel
 from sim_node.model.surface import DEFAULT_PADDING, SurfaceParameters
-from sim_node.model.urdf import GeometryElement, Origin, parse_urdf
+from sim_node.model.urdf import GeometryElement, Origin, URDFRobot, parse_urdf
+from sim_node.model.xacro_files import is_xacro
 
 MESH_SUFFIXES = (".stl", ".obj", ".dae", ".ply", ".off")
 
@@ -131,79 +133,128 @@ class WorldModel:
 
     # -- loading -----------------------------------------------------------------------
     def readFile(self, path) -> bool:
-        """Load a world YAML, a URDF robot, or a mesh terrain. Raises ModelLoadError (naming
-        the file, element and problem) on malformed input and then adds nothing."""
+        """Load a world YAML, a URDF or xacro robot, or a mesh terrain. Raises ModelLoadError
+        (naming the file, element and problem) on malformed input and then adds nothing."""
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix in (".yaml", ".yml"):
             from sim_node.model.worldfile import load_world_file
             load_world_file(self, path)
-        elif suffix == ".urdf":
+        elif suffix == ".urdf" or is_xacro(path):
             self.loadRobot(str(path))
         elif suffix in MESH_SUFFIXES:
             self.loadTerrain(str(path))
         else:
             raise ModelLoadError(str(path), "file", "unknown world file type; expected .yaml, "
-                                 ".urdf or a mesh (" + ", ".join(MESH_SUFFIXES) + ")")
+                                 ".urdf, .xacro or a mesh (" + ", ".join(MESH_SUFFIXES) + ")")
         return True
 
     def loadRobot(self, path_or_urdf, fixed_base: bool | None = None, *, name: str | None = None,
-                  R=np.eye(3), t=np.zeros(3), package_dirs=None) -> RobotModel:
-        """Load a robot from a URDF file path or XML string, placing its root at (R, t).
-        fixed_base None: fixed iff the URDF root link is 'world'."""
+                  R=np.eye(3), t=np.zeros(3), package_dirs=None,
+                  xacro_args: dict | None = None) -> RobotModel:
+        """Load a robot from a URDF or xacro file path or a URDF XML string, placing its root at
+        (R, t). fixed_base None: fixed iff the URDF root link is 'world' or the root body (the root
+        link and the links welded to it) has no mass (PyBullet's convention for static bases:
+        plane.urdf, cartpole.urdf's slide bar). Without `name` the robot is named
+        after the URDF, made unique in this world (``box``, ``box_1``, ...); an explicit `name`
+        that is taken is an error. `package_dirs`: searched first for package:// and $(find);
+        `xacro_args`: {name: value} arguments of a .xacro file."""
         robot = self.makeRobot(path_or_urdf, fixed_base, name=name, R=R, t=t,
-                               package_dirs=package_dirs)
+                               package_dirs=package_dirs, xacro_args=xacro_args)
         self.add(robot)
         return robot
 
     def makeRobot(self, path_or_urdf, fixed_base=None, *, name=None, R=np.eye(3),
-                  t=np.zeros(3), package_dirs=None) -> RobotModel:
-        """Build a robot without adding it to the world (see loadRobot)."""
-        urdf = parse_urdf(path_or_urdf, package_dirs=package_dirs)
+                  t=np.zeros(3), package_dirs=None, xacro_args=None, taken=()) -> RobotModel:
+        """Build a robot without adding it to the world (see loadRobot); `path_or_urdf` may also
+        be a parsed URDFRobot. A generated name also avoids the names in `taken`."""
+        if isinstance(path_or_urdf, URDFRobot):
+            urdf = path_or_urdf
+        else:
+            urdf = parse_urdf(path_or_urdf, package_dirs=package_dirs, xacro_args=xacro_args)
         R, t = _rigid_transform(R, t)
+        if fixed_base is None and urdf.root != "world" and inertia_repair.root_body_mass(urdf) == 0:
+            fixed_base = True       # PyBullet's convention: a massless base is static
+        floating = fixed_base is False if urdf.root == "world" else not fixed_base
+        urdf = inertia_repair.repair_moving_bodies(urdf, floating)
         structure = build_robot(urdf, fixed_base, R, t)
-        return RobotModel(name or urdf.name, urdf, structure)
+        return RobotModel(name or self.uniqueName(urdf.name, taken), urdf, structure)
 
     def loadRigidObject(self, path, *, mass: float | None = None, name: str | None = None,
-                        R=np.eye(3), t=np.zeros(3)) -> RigidObjectModel:
+                        R=np.eye(3), t=np.zeros(3), package_dirs=None) -> RigidObjectModel:
         """Load a rigid object from a one-link URDF (its inertial and collision geometry) or a
-        mesh file (uniform density, `mass` kg, default 1 kg)."""
-        obj = self.makeRigidObject(path, mass=mass, name=name, R=R, t=t)
+        mesh file (uniform density, `mass` kg, default 1 kg). Named after the file unless `name`
+        is given, made unique as loadRobot does."""
+        obj = self.makeRigidObject(path, mass=mass, name=name, R=R, t=t,
+                                   package_dirs=package_dirs)
         self.add(obj)
         return obj
 
-    def makeRigidObject(self, path, *, mass=None, name=None, R=np.eye(3), t=np.zeros(3)):
-        path = Path(path)
-        if path.suffix.lower() == ".urdf" or str(path).lstrip().startswith("<"):
-            urdf = parse_urdf(str(path))
+    def makeRigidObject(self, path, *, mass=None, name=None, R=np.eye(3), t=np.zeros(3),
+                        package_dirs=None, taken=()):
+        path_text = str(path)
+        if path_text.lstrip().startswith("<") or Path(path_text).suffix.lower() == ".urdf" \
+                or is_xacro(path_text):
+            urdf = parse_urdf(path_text, package_dirs=package_dirs)
             if len(urdf.links) != 1:
                 raise URDFError(urdf.source, f"robot '{urdf.name}'",
                                 f"a rigid object needs exactly one link, found {len(urdf.links)}")
             link = next(iter(urdf.links.values()))
             if not link.collisions:
-                raise URDFError(urdf.source, f"link '{link.name}'", "a rigid object needs <collision>")
+                raise URDFError(urdf.source, f"link '{link.name}'", "a rigid object needs <collision>",
+                                link.line)
             if link.inertial is None or link.inertial.mass <= 0:
                 if mass is None:
                     raise URDFError(urdf.source, f"link '{link.name}'",
-                                    "a rigid object needs a positive <inertial> mass")
-                body_mass = _geometry_mass(link.collisions, mass)
+                                    "a rigid object needs a positive <inertial> mass", link.line)
+                body_mass = _geometry_mass(link.collisions, mass, urdf.source)
             else:
                 body_mass = Mass(link.inertial.mass, link.inertial.com, link.inertial.inertia)
                 if mass is not None:
                     body_mass = _scaled(body_mass, mass)
-            return RigidObjectModel(name or urdf.name, link.collisions, body_mass, R, t)
+            return RigidObjectModel(name or self.uniqueName(urdf.name, taken), link.collisions,
+                                    body_mass, R, t)
+        path = Path(path_text)
         shape = _load_mesh_or_error(path)
         element = GeometryElement(Origin(), shape)
-        return RigidObjectModel(name or path.stem, (element,),
-                                _geometry_mass((element,), 1.0 if mass is None else mass), R, t)
+        return RigidObjectModel(name or self.uniqueName(path.stem, taken), (element,),
+                                _geometry_mass((element,), 1.0 if mass is None else mass,
+                                               str(path)), R, t)
 
     def loadTerrain(self, path, *, name: str | None = None, R=np.eye(3),
-                    t=np.zeros(3)) -> TerrainModel:
-        """Load a static terrain from a mesh file."""
-        shape = _load_mesh_or_error(Path(path))
-        terrain = TerrainModel(name or Path(path).stem, (GeometryElement(Origin(), shape),), R, t)
+                    t=np.zeros(3), package_dirs=None) -> TerrainModel:
+        """Load a static terrain from a mesh file or a URDF (the collision geometry of all its
+        links at the zero configuration, fixed in the world). Named after the file unless `name`
+        is given, made unique as loadRobot does."""
+        terrain = self.makeTerrain(path, name=name, R=R, t=t, package_dirs=package_dirs)
         self.add(terrain)
         return terrain
+
+    def makeTerrain(self, path, *, name=None, R=np.eye(3), t=np.zeros(3), package_dirs=None,
+                    taken=()):
+        path_text = str(path)
+        if path_text.lstrip().startswith("<") or Path(path_text).suffix.lower() == ".urdf" \
+                or is_xacro(path_text):
+            urdf = parse_urdf(path_text, package_dirs=package_dirs)
+            elements = urdf_collision_geometry(urdf)
+            if not elements:
+                raise URDFError(urdf.source, f"robot '{urdf.name}'",
+                                "a terrain needs <collision> geometry; the robot has none")
+            return TerrainModel(name or self.uniqueName(urdf.name, taken), elements, R, t)
+        shape = _load_mesh_or_error(Path(path_text))
+        return TerrainModel(name or self.uniqueName(Path(path_text).stem, taken),
+                            (GeometryElement(Origin(), shape),), R, t)
+
+    def uniqueName(self, base: str, taken=()) -> str:
+        """`base` if no entity of this world (nor any of `taken`) has it, else the first free
+        of ``base_1``, ``base_2``, ..."""
+        used = self._entity_names() | set(taken)
+        if base not in used:
+            return base
+        k = 1
+        while f"{base}_{k}" in used:
+            k += 1
+        return f"{base}_{k}"
 
     def add(self, entity):
         """Add a built robot, rigid object or terrain; names must be unique."""
@@ -308,6 +359,22 @@ def _pick(items, index_or_name, what):
     return items[index]
 
 
+def urdf_collision_geometry(urdf) -> tuple:
+    """Every link's collision elements placed in the URDF root frame, the movable joints at
+    zero (clamped to their limits): what a URDF is as a terrain."""
+    structure = build_robot(urdf, True)
+    robot = RobotModel(urdf.name, urdf, structure)
+    R_root, p_root = robot.link(structure.link_names[0]).getTransform()
+    elements = []
+    for index, link_name in enumerate(structure.link_names):
+        R_link, p_link = robot.link(index).getTransform()
+        R_rel, p_rel = R_root.T @ R_link, R_root.T @ (p_link - p_root)
+        for e in urdf.links[link_name].collisions:
+            elements.append(GeometryElement(Origin(R=R_rel @ e.origin.R, p=p_rel + R_rel @ e.origin.p),
+                                            e.shape, e.name))
+    return tuple(elements)
+
+
 def _load_mesh_or_error(path: Path) -> geo.Mesh:
     try:
         return geo.load_mesh(str(path))
@@ -317,12 +384,15 @@ def _load_mesh_or_error(path: Path) -> geo.Mesh:
         raise ModelLoadError(str(path), "mesh", str(exc)) from None
 
 
-def _geometry_mass(elements, mass: float) -> Mass:
+def _geometry_mass(elements, mass: float, source: str = "<geometry>") -> Mass:
     """Mass properties of `mass` kg spread uniformly over the first volumetric element."""
     if not math.isfinite(mass) or mass <= 0:
         raise ValueError(f"mass must be positive, got {mass}")
     element = elements[0]
-    props = geo.mass_properties(element.shape, mass)
+    try:
+        props = geo.mass_properties(element.shape, mass)
+    except geo.MeshLoadError as exc:
+        raise ModelLoadError(source, "collision geometry", str(exc)) from None
     R, p = element.origin.R, element.origin.p
     return Mass(mass, p + R @ props.com, R @ props.inertia @ R.T)
 

@@ -2,13 +2,19 @@
 
     simulation:    {physics_dt, gravity, padding, max_contacts}
     robots:        [{name, urdf, namespace, fixed_base, pose, initial_config, controller,
-                     surface, self_collision, plugins}]
-    rigid_objects: [{name, geometry | urdf, mass, pose, surface}]
-    terrains:      [{name, geometry, pose, surface}]
+                     surface, self_collision, plugins, package_dirs, xacro_args}]
+    rigid_objects: [{name, geometry | urdf, mass, pose, surface, package_dirs}]
+    terrains:      [{name, geometry | urdf, pose, surface, package_dirs}]
 
-Paths are relative to the world file (or package:// URIs). Unknown keys are errors that list the
-valid keys; every error names the file, the YAML line and the entry. The world is changed only
-when the whole file loaded.
+Paths are relative to the world file (or package:// URIs, searched in the entry's package_dirs
+first). `urdf` may name a .xacro file (its arguments in `xacro_args`). A missing `name` is taken
+from the URDF or file, made unique (``box``, ``box_1``, ...); a name given twice is an error.
+Unknown keys are errors that list the valid keys; every error names the file, the YAML line and
+the entry. The world is changed only when the whole file loaded.
+
+Hostile files fail fast with WorldFileError: more than MAX_FILE_BYTES, bytes that are not UTF-8,
+control characters, nesting deeper than MAX_DEPTH, or aliases that would expand to more than
+MAX_EXPANDED_NODES nodes (a "billion laughs" bomb) are refused before anything is built from them.
 """
 from __future__ import annotations
 
@@ -22,21 +28,27 @@ from transforms3d.quaternions import quat2mat
 from sim_node.model import geometry as geo
 from sim_node.model.errors import ModelLoadError, WorldFileError
 from sim_node.model.surface import SurfaceParameters
-from sim_node.model.urdf import GeometryElement, Origin, _Parser
-from sim_node.model.world import BodySettings, SimulationParameters, TerrainModel, RigidObjectModel, _geometry_mass
+from sim_node.model.packages import PackageSearch
+from sim_node.model.urdf import GeometryElement, Origin
+from sim_node.model.world import (BodySettings, RigidObjectModel, SimulationParameters, TerrainModel,
+                                  _geometry_mass)
 
 SECTIONS = {"simulation", "robots", "rigid_objects", "terrains"}
 SIMULATION_KEYS = {"physics_dt", "gravity", "padding", "max_contacts"}
 ROBOT_KEYS = {"name", "urdf", "namespace", "fixed_base", "pose", "initial_config", "controller",
-              "surface", "self_collision", "plugins"}
-OBJECT_KEYS = {"name", "geometry", "urdf", "mass", "pose", "surface"}
-TERRAIN_KEYS = {"name", "geometry", "pose", "surface"}
+              "surface", "self_collision", "plugins", "package_dirs", "xacro_args"}
+OBJECT_KEYS = {"name", "geometry", "urdf", "mass", "pose", "surface", "package_dirs"}
+TERRAIN_KEYS = {"name", "geometry", "urdf", "pose", "surface", "package_dirs"}
 POSE_KEYS = {"position", "orientation"}
 SURFACE_KEYS = {"kRestitution", "kFriction", "kStiffness", "kDamping", "padding"}
 CONTROLLER_KEYS = {"kp", "ki", "kd"}
 PLUGIN_KEYS = {"name", "config"}
 GEOMETRY_KINDS = {"box", "sphere", "cylinder", "capsule", "mesh", "plane", "heightfield"}
 HEIGHTFIELD_KEYS = {"heights", "file", "size"}
+
+MAX_FILE_BYTES = 256 * 1024 * 1024     # a world file (inline heightfields included)
+MAX_DEPTH = 64                         # nesting of mappings and lists
+MAX_EXPANDED_NODES = 2_000_000         # nodes the document holds once aliases are expanded
 
 
 class _Map(dict):
@@ -68,6 +80,7 @@ class _Context:
     def __init__(self, path: Path):
         self.path = path
         self.source = str(path)
+        self.taken = set()      # names of this file's entities (given or assigned so far)
 
     def error(self, where: str, problem: str, node=None):
         return WorldFileError(self.source, where, problem, getattr(node, "line", None))
@@ -75,7 +88,7 @@ class _Context:
     def mapping(self, node, where: str, allowed: set, required=()):
         if not isinstance(node, dict):
             raise self.error(where, f"expected a mapping, got {type(node).__name__}")
-        unknown = sorted(set(node) - allowed)
+        unknown = sorted((str(k) for k in set(node) - allowed), key=str)
         if unknown:
             raise self.error(where, f"unknown key(s) {unknown}; valid keys: {sorted(allowed)}", node)
         for key in required:
@@ -85,8 +98,11 @@ class _Context:
 
     def number(self, value, where: str, *, positive=False, nonneg=False, allow_inf=False):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(where, f"expected a number, got {value!r}")
-        value = float(value)
+            raise self.error(where, f"expected a number, got {_short(value)}")
+        try:
+            value = float(value)
+        except OverflowError:
+            raise self.error(where, "the number is too large") from None
         if math.isnan(value) or (math.isinf(value) and not allow_inf):
             raise self.error(where, f"expected a finite number, got {value}")
         if positive and value <= 0:
@@ -97,21 +113,45 @@ class _Context:
 
     def vector(self, value, n: int, where: str, **kw):
         if not isinstance(value, (list, tuple)) or len(value) != n:
-            raise self.error(where, f"expected a list of {n} numbers, got {value!r}")
+            raise self.error(where, f"expected a list of {n} numbers, got {_short(value)}")
         return np.array([self.number(v, f"{where}[{i}]", **kw) for i, v in enumerate(value)])
 
     def string(self, value, where: str):
         if not isinstance(value, str) or not value:
-            raise self.error(where, f"expected a non-empty string, got {value!r}")
+            raise self.error(where, f"expected a non-empty string, got {_short(value)}")
         return value
 
-    def file_path(self, value, where: str) -> str:
+    def file_path(self, value, where: str, package_dirs=None, node=None) -> str:
         text = self.string(value, where)
         if text.startswith("package://"):
-            parser = _Parser(self.source, self.path.parent, None)
-            return str(parser.resolve_uri(None, text, where))
+            rest = text[len("package://"):].lstrip("/")
+            package, _, rest = rest.partition("/")
+            path, searched = PackageSearch(package_dirs, self.path.parent).resolve(package, rest)
+            if path is None:
+                raise self.error(where, f"file not found: {text}; looked in: "
+                                 + "; ".join(searched), node)
+            return str(path)
+        if text.startswith("file://"):
+            text = text[len("file://"):]
         p = Path(text).expanduser()
         return str(p if p.is_absolute() else self.path.parent / p)
+
+    def package_dirs(self, entry, where: str) -> list:
+        """The entry's package_dirs: a list of directories, relative to the world file."""
+        value = entry.get("package_dirs")
+        if value is None:
+            return []
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list):
+            raise self.error(f"{where}.package_dirs", f"expected a list of directories, got "
+                             f"{_short(value)}", entry)
+        dirs = []
+        for i, item in enumerate(value):
+            text = self.string(item, f"{where}.package_dirs[{i}]")
+            p = Path(text).expanduser()
+            dirs.append(p if p.is_absolute() else self.path.parent / p)
+        return dirs
 
     def pose(self, node, where: str):
         if node is None:
@@ -174,7 +214,7 @@ class _Context:
         scale = self.vector(node.get("scale", [1, 1, 1]), 3, f"{where}.scale", positive=True)
         concave = node.get("concave", False)
         if not isinstance(concave, bool):
-            raise self.error(f"{where}.concave", f"expected true or false, got {concave!r}", node)
+            raise self.error(f"{where}.concave", f"expected true or false, got {_short(concave)}", node)
         try:
             return geo.load_mesh(path, tuple(scale), concave)
         except FileNotFoundError:
@@ -210,51 +250,146 @@ def _heightfield(self, node, where: str):
 _Context.heightfield = _heightfield
 
 
+def _short(value, limit: int = 80) -> str:
+    """repr(value) cut to `limit` characters (values from hostile files can be huge)."""
+    if isinstance(value, (dict, list, tuple)):
+        text = f"a {type(value).__name__} of {len(value)} items"
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _read_text(path: Path) -> str:
+    """The file as text; WorldFileError for a non-file, an oversized file, bytes that are not
+    UTF-8 or control characters (with the line)."""
+    source = str(path)
+    try:
+        if not path.is_file():
+            raise WorldFileError(source, "file", "no such file")
+        size = path.stat().st_size
+    except OSError as exc:
+        raise WorldFileError(source, "file", f"cannot read: {exc.strerror or exc}") from None
+    if size > MAX_FILE_BYTES:
+        raise WorldFileError(source, "file", f"{size} bytes: larger than the limit of "
+                             f"{MAX_FILE_BYTES} bytes for a world file")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise WorldFileError(source, "file", f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorldFileError(source, "file", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at "
+                             f"offset {exc.start})", data[:exc.start].count(b"\n") + 1) from None
+    for i, ch in enumerate(text):
+        if ch < " " and ch not in "\t\n\r" or ch == "\x7f":
+            raise WorldFileError(source, "file", f"control character U+{ord(ch):04X} "
+                                 f"at offset {i}", text.count("\n", 0, i) + 1)
+    return text.lstrip("\ufeff")
+
+
+def _check_structure(text: str, source: str):
+    """Refuse deep nesting and alias bombs from the event stream, before anything is built:
+    the parser is iterative, the composer and constructors are not."""
+    anchors = {}                   # anchor -> expanded node count
+    stack = [[None, 0]]            # open collections: [anchor, expanded nodes inside]
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            line = event.start_mark.line + 1 if event.start_mark else None
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                if len(stack) > MAX_DEPTH:
+                    raise WorldFileError(source, "YAML", f"nested deeper than {MAX_DEPTH} levels",
+                                         line)
+                stack.append([event.anchor, 0])
+                continue
+            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                anchor, count = stack.pop()
+                count += 1
+            elif isinstance(event, yaml.ScalarEvent):
+                anchor, count = event.anchor, 1
+            elif isinstance(event, yaml.AliasEvent):
+                if event.anchor not in anchors:
+                    continue       # the composer reports an undefined alias with its line
+                anchor, count = None, anchors[event.anchor]
+            else:
+                continue
+            if anchor is not None:
+                anchors[anchor] = count
+            stack[-1][1] += count
+            if stack[-1][1] > MAX_EXPANDED_NODES:
+                raise WorldFileError(source, "YAML", "aliases expand to more than "
+                                     f"{MAX_EXPANDED_NODES} nodes (an alias bomb?)", line)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, source) from None
+
+
+def _yaml_error(exc, source: str) -> WorldFileError:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    text = str(exc).replace("\n", " ")
+    return WorldFileError(source, "YAML", text if len(text) < 300 else text[:300] + "...", line)
+
+
 def load_world_file(world, path: Path):
     """Load a YAML world file into `world` (all or nothing)."""
     path = Path(path)
     ctx = _Context(path)
-    if not path.is_file():
-        raise WorldFileError(str(path), "file", "no such file")
+    text = _read_text(path)
+    _check_structure(text, ctx.source)
     try:
-        loader = _Loader(path.read_text(encoding="utf-8"))
+        loader = _Loader(text)
         loader.name = str(path)
         try:
             doc = loader.get_single_data()
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise WorldFileError(str(path), "YAML", str(exc).replace("\n", " "),
-                             mark.line + 1 if mark else None) from None
+        raise _yaml_error(exc, ctx.source) from None
+    except WorldFileError:
+        raise
+    except (ValueError, OverflowError) as exc:  # e.g. an integer of more than 4300 digits
+        raise WorldFileError(ctx.source, "YAML", f"a value cannot be read: {exc}") from None
+    except TypeError:
+        raise WorldFileError(ctx.source, "YAML", "a mapping key must be a plain value, "
+                             "not a list or mapping") from None
     if doc is None:
         doc = _Map()
     ctx.mapping(doc, "world", SECTIONS)
 
     simulation = _simulation(ctx, doc.get("simulation"))
-    entities = []
+    entries_by_kind = []
+    explicit = []
     for kind, keys, build in (("terrains", TERRAIN_KEYS, _terrain),
                               ("rigid_objects", OBJECT_KEYS, _rigid_object),
                               ("robots", ROBOT_KEYS, _robot)):
         entries = doc.get(kind) or []
         if not isinstance(entries, list):
-            raise ctx.error(kind, "expected a list")
+            raise ctx.error(kind, f"expected a list, got {_short(entries)}", doc)
         for i, entry in enumerate(entries):
-            where = f"{kind}[{i}]"
-            ctx.mapping(entry, where, keys, required=("name",))
-            where = f"{kind}[{i}] ('{entry['name']}')"
+            ctx.mapping(entry, f"{kind}[{i}]", keys)
+            if "name" in entry:
+                explicit.append(ctx.string(entry["name"], f"{kind}[{i}].name"))
+        entries_by_kind.append((kind, build, entries))
+    duplicates = sorted({n for n in explicit if explicit.count(n) > 1}
+                        | (set(explicit) & world._entity_names()))
+    if duplicates:
+        raise ctx.error("world", f"duplicate entity names {duplicates}")
+    ctx.taken = set(explicit)
+    entities = []
+    for kind, build, entries in entries_by_kind:
+        for i, entry in enumerate(entries):
+            where = f"{kind}[{i}]" + (f" ('{entry['name']}')" if "name" in entry else "")
             try:
-                entities.append(build(ctx, entry, where, world))
+                entity = build(ctx, entry, where, world)
             except WorldFileError:
                 raise
             except ModelLoadError as exc:
                 raise WorldFileError(ctx.source, where, str(exc), entry.line) from None
-            except (ValueError, KeyError) as exc:
+            except (ValueError, KeyError, TypeError, IndexError, ArithmeticError) as exc:
                 raise ctx.error(where, str(exc), entry) from None
-    names = [e.getName() for e in entities] + [n for n in world._entity_names()]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ctx.error("world", f"duplicate entity names {duplicates}")
+            ctx.taken.add(entity.getName())
+            entities.append(entity)
     # everything parsed: now change the world
     world.simulation = simulation
     for entity in entities:
@@ -276,65 +411,103 @@ def _simulation(ctx: _Context, node) -> SimulationParameters:
     if "max_contacts" in node:
         value = node["max_contacts"]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ctx.error("simulation.max_contacts", f"expected an integer >= 1, got {value!r}", node)
+            raise ctx.error("simulation.max_contacts", f"expected an integer >= 1, got {_short(value)}",
+                            node)
         params.max_contacts = value
     return params
 
 
 def _terrain(ctx, entry, where, world):
-    if "geometry" not in entry:
-        raise ctx.error(where, "missing required key 'geometry'", entry)
-    shape = ctx.geometry(entry["geometry"], f"{where}.geometry")
     R, t = ctx.pose(entry.get("pose"), f"{where}.pose")
-    terrain = TerrainModel(ctx.string(entry["name"], f"{where}.name"),
-                           (GeometryElement(Origin(), shape),), R, t)
+    name = entry.get("name")
+    if ("geometry" in entry) == ("urdf" in entry):
+        raise ctx.error(where, "needs exactly one of 'geometry' or 'urdf'", entry)
+    if "urdf" in entry:
+        dirs = ctx.package_dirs(entry, where)
+        terrain = world.makeTerrain(ctx.file_path(entry["urdf"], f"{where}.urdf", dirs, entry),
+                                    name=name, R=R, t=t, package_dirs=dirs, taken=ctx.taken)
+    else:
+        shape = ctx.geometry(entry["geometry"], f"{where}.geometry")
+        if name is None:
+            base = Path(shape.path).stem if isinstance(shape, geo.Mesh) else "terrain"
+            name = world.uniqueName(base, ctx.taken)
+        terrain = TerrainModel(name, (GeometryElement(Origin(), shape),), R, t)
     terrain.settings = ctx.settings(entry.get("surface"), f"{where}.surface")
     return terrain
 
 
 def _rigid_object(ctx, entry, where, world):
-    name = ctx.string(entry["name"], f"{where}.name")
+    name = entry.get("name")
     R, t = ctx.pose(entry.get("pose"), f"{where}.pose")
     mass = ctx.number(entry["mass"], f"{where}.mass", positive=True) if "mass" in entry else None
     if ("geometry" in entry) == ("urdf" in entry):
         raise ctx.error(where, "needs exactly one of 'geometry' or 'urdf'", entry)
     if "urdf" in entry:
-        obj = world.makeRigidObject(ctx.file_path(entry["urdf"], f"{where}.urdf"), mass=mass,
-                                    name=name, R=R, t=t)
+        dirs = ctx.package_dirs(entry, where)
+        obj = world.makeRigidObject(ctx.file_path(entry["urdf"], f"{where}.urdf", dirs, entry),
+                                    mass=mass, name=name, R=R, t=t, package_dirs=dirs,
+                                    taken=ctx.taken)
     else:
         if mass is None:
             raise ctx.error(where, "a primitive rigid object needs 'mass'", entry)
         shape = ctx.geometry(entry["geometry"], f"{where}.geometry")
-        if isinstance(shape, geo.Plane):
-            raise ctx.error(f"{where}.geometry", "a plane cannot be a rigid object", entry)
+        if isinstance(shape, (geo.Plane, geo.Heightfield)):
+            raise ctx.error(f"{where}.geometry", f"a {type(shape).__name__.lower()} cannot be a "
+                            "rigid object", entry)
+        if name is None:
+            base = Path(shape.path).stem if isinstance(shape, geo.Mesh) else "object"
+            name = world.uniqueName(base, ctx.taken)
         element = GeometryElement(Origin(), shape)
-        obj = RigidObjectModel(name, (element,), _geometry_mass((element,), mass), R, t)
+        obj = RigidObjectModel(name, (element,), _geometry_mass((element,), mass, ctx.source), R, t)
     obj.settings = ctx.settings(entry.get("surface"), f"{where}.surface")
     return obj
 
 
 def _robot(ctx, entry, where, world):
-    name = ctx.string(entry["name"], f"{where}.name")
     if "urdf" not in entry:
         raise ctx.error(where, "missing required key 'urdf'", entry)
     fixed_base = entry.get("fixed_base")
     if fixed_base is not None and not isinstance(fixed_base, bool):
-        raise ctx.error(f"{where}.fixed_base", f"expected true or false, got {fixed_base!r}", entry)
+        raise ctx.error(f"{where}.fixed_base", f"expected true or false, got {_short(fixed_base)}",
+                        entry)
     R, t = ctx.pose(entry.get("pose"), f"{where}.pose")
-    robot = world.makeRobot(ctx.file_path(entry["urdf"], f"{where}.urdf"), fixed_base, name=name,
-                            R=R, t=t)
+    dirs = ctx.package_dirs(entry, where)
+    xacro_args = entry.get("xacro_args") or {}
+    if not isinstance(xacro_args, dict):
+        raise ctx.error(f"{where}.xacro_args", f"expected a mapping of argument names to values, "
+                        f"got {_short(xacro_args)}", entry)
+    for key, value in xacro_args.items():
+        if not isinstance(key, str) or not isinstance(value, (str, int, float, bool)):
+            raise ctx.error(f"{where}.xacro_args", f"argument {_short(key)}: expected a name and "
+                            f"a plain value, got {_short(value)}", entry)
+    robot = world.makeRobot(ctx.file_path(entry["urdf"], f"{where}.urdf", dirs, entry), fixed_base,
+                            name=entry.get("name"), R=R, t=t, package_dirs=dirs,
+                            xacro_args={k: str(v).lower() if isinstance(v, bool) else v
+                                        for k, v in xacro_args.items()}, taken=ctx.taken)
+    name = robot.getName()
     joints = robot.getJointNames()
     q = robot.getConfig()
     initial = entry.get("initial_config") or {}
     ctx.mapping(initial, f"{where}.initial_config", set(joints))
     lower, upper = robot.getJointLimits()
+    st = robot.structure
     for joint, value in initial.items():
-        qi = robot.structure.joint_q_index[joint]
-        q[qi] = ctx.number(value, f"{where}.initial_config.{joint}")
-        if not lower[qi] <= q[qi] <= upper[qi]:
-            raise ctx.error(f"{where}.initial_config.{joint}",
-                            f"{q[qi]} is outside the limits [{lower[qi]}, {upper[qi]}]", initial)
-    robot.setConfig(q)
+        qi, n, w = st.joint_q_index[joint], st.joint_nq[joint], f"{where}.initial_config.{joint}"
+        if n == 1:
+            q[qi] = ctx.number(value, w)
+        else:   # spherical: quaternion xyzw; planar: x, y, theta; floating: position, quaternion
+            if not isinstance(value, list) or len(value) != n:
+                raise ctx.error(w, f"a {st.joint_type[joint]} joint takes a list of {n} numbers, "
+                                f"got {value!r}", initial)
+            q[qi:qi + n] = [ctx.number(x, f"{w}[{k}]") for k, x in enumerate(value)]
+        for k in range(qi, qi + n):
+            if not lower[k] <= q[k] <= upper[k]:
+                raise ctx.error(w, f"{q[k]} is outside the limits [{lower[k]}, {upper[k]}]",
+                                initial)
+    try:
+        robot.setConfig(q)
+    except ValueError as error:     # a zero quaternion
+        raise ctx.error(f"{where}.initial_config", str(error), initial) from None
     controller = entry.get("controller") or {}
     ctx.mapping(controller, f"{where}.controller", CONTROLLER_KEYS)
     gains = {}
@@ -359,7 +532,8 @@ def _robot(ctx, entry, where, world):
             raise ctx.error(f"{where}.plugins[{i}].config", "expected a mapping", plugin)
     self_collision = entry.get("self_collision", False)
     if not isinstance(self_collision, bool):
-        raise ctx.error(f"{where}.self_collision", f"expected true or false, got {self_collision!r}", entry)
+        raise ctx.error(f"{where}.self_collision", f"expected true or false, got "
+                        f"{_short(self_collision)}", entry)
     robot.settings = {
         "namespace": ctx.string(entry.get("namespace", name), f"{where}.namespace"),
         "controller": gains,

@@ -126,6 +126,7 @@ class DiffDriveController(ActuatorEmulator):
         self._wheels = _wheels(ctx, config)
         self.radius, self.separation = wheel_geometry(ctx, config)
         self._q_index = layout.q_index[self._wheels]
+        self._wheel_joints = layout.joint_index[self._wheels]     # in getJointNames()
         self._wheel_limit = layout.velocity_limit[self._wheels]
         self.topic = topic_name(ctx, config.cmd_vel_topic)
         self._warnings = ThrottledWarnings(ctx.logger)
@@ -167,12 +168,12 @@ class DiffDriveController(ActuatorEmulator):
                 received, self._received = self._received, None
             self._since = t
             position = controller.getCommandedConfig()[self._q_index]
-            controller.setJointCommands(self._wheels, "pid", position,
+            controller.setJointCommands(self._wheel_joints, "pid", position,
                                         self.wheel_velocities(*received), None, math.inf)
         elif (self._since is not None and self.config.cmd_timeout > 0.0
               and t - self._since >= self.config.cmd_timeout - 1e-9):
             self._since = None
-            controller.setJointCommands(self._wheels, "pid",
+            controller.setJointCommands(self._wheel_joints, "pid",
                                         controller.getCommandedConfig()[self._q_index])
 
     def get_state(self) -> dict:

@@ -14,6 +14,8 @@ Subscribed, relative to the robot's namespace:
     position_commands   std_msgs/Float64MultiArray, one value per joint in joint order (as
     velocity_commands   ros2_control's forward command controllers): PID to the positions /
     effort_commands     velocity mode / torque control of every joint.
+Joints are the scalar joints (revolute, continuous, prismatic) of the robot's joint order:
+spherical, planar and floating joints are left out of the arrays and refused by name.
 
 A message is checked whole in the subscription callback: joint names known and not repeated,
 each of position/velocity/effort empty or one value per name, arrays one value per joint,
@@ -65,12 +67,13 @@ class JointCommand:
         """Velocity mode: no position, a velocity target that moves the PID target."""
         return self.mode == "pid" and self.position is None
 
-    def apply(self, controller, q_index: np.ndarray):
+    def apply(self, controller, layout: JointLayout):
         position = self.position
         if self.moving:
-            position = controller.getCommandedConfig()[q_index[self.joints]]
-        controller.setJointCommands(self.joints, self.mode, position, self.velocity,
-                                    self.effort, math.inf if self.moving else 0.0)
+            position = controller.getCommandedConfig()[layout.q_index[self.joints]]
+        controller.setJointCommands(layout.joint_index[self.joints], self.mode, position,
+                                    self.velocity, self.effort,
+                                    math.inf if self.moving else 0.0)
 
 
 def parse_joint_state(layout: JointLayout, message) -> JointCommand:
@@ -183,7 +186,7 @@ class JointCommands(ActuatorEmulator):
             pending, self._pending = self._pending, []
         controller = self.ctx.controller
         for command in pending:
-            command.apply(controller, self.layout.q_index)
+            command.apply(controller, self.layout)
 
     def reset(self, scope):
         """Drop the commands received and not applied yet."""

@@ -1,8 +1,10 @@
 """joint_state_publisher (sensor): a robot's joints on ``<namespace>/joint_states``.
 
 sensor_msgs/JointState, stamped with the sim time t of the state it reports (the state before
-the control step that follows), frame_id empty: every joint of ``robot.getJointNames()`` in that
-order (a floating base's pose is not a joint: it is on /tf), with
+the control step that follows), frame_id empty: every scalar joint (revolute, continuous,
+prismatic) of ``robot.getJointNames()`` in that order (a floating base's pose is not a joint, and
+spherical, planar and floating joints have no scalar position: their child links are on /tf),
+with
     position [rad or m]    the joint coordinate, plus Gaussian noise of std position_noise;
     velocity [rad/s, m/s]  the joint velocity, plus Gaussian noise of std velocity_noise;
     effort [N m or N]      the actuator torque (force) of the last physics step, after the
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from sensor_msgs.msg import JointState
 
 from sim_node.plugins.common import (JointLayout, check_std, rate_to_period, require_robot,
@@ -54,7 +57,10 @@ class JointStatePublisher(SensorEmulator):
         super().configure(ctx, config)
         layout = JointLayout.of(robot_of(ctx))
         self._q_index = layout.q_index
-        self._v_offset = layout.v_offset
+        v = layout.v_index
+        # (a slice when the joints' DOFs are contiguous, as without multi-DOF joints: cheaper)
+        self._v_index = (slice(int(v[0]), int(v[-1]) + 1) if v.size and
+                         np.array_equal(v, np.arange(v[0], v[-1] + 1)) else v)
         self._n = len(layout.names)
         self._encoder = JointStateCDR(layout.names)
         self._publisher = None
@@ -70,8 +76,8 @@ class JointStatePublisher(SensorEmulator):
         controller, config = self.ctx.controller, self.config
         t = self.ctx.sim.getTime() if t is None else t
         position = controller.getSensedConfig()[self._q_index]
-        velocity = controller.getSensedVelocity()[self._v_offset:]
-        effort = controller.getCommandedTorque()[self._v_offset:]
+        velocity = controller.getSensedVelocity()[self._v_index]
+        effort = controller.getCommandedTorque()[self._v_index]
         if config.position_noise > 0.0:
             position += self.ctx.rng.normal(0.0, config.position_noise, self._n)
         if config.velocity_noise > 0.0:

@@ -16,7 +16,8 @@ replaced by a newer one. Joints of the old trajectory that the new one does not 
 commanded positions from the switch on. A trajectory with no points cancels: at its start time
 the running one stops and its joints hold where they are.
 
-A message is checked whole in the callback: joint names known and not repeated, every point
+A message is checked whole in the callback: joint names known, scalar (spherical, planar and
+floating joints are refused by name) and not repeated, every point
 with one position per joint and velocities / accelerations / effort empty or one per joint,
 all finite, positions within the joint limits, |velocities| within the velocity limits,
 time_from_start >= 0 and strictly increasing. A bad message is rejected entirely with a
@@ -217,23 +218,23 @@ class JointTrajectoryActuator(ActuatorEmulator):
         if old is not None:
             left = np.setdiff1d(old.joints, joints)
             if left.size:           # the old trajectory's other joints hold
-                controller.setJointCommands(left, "pid",
+                controller.setJointCommands(self.layout.joint_index[left], "pid",
                                             controller.getCommandedConfig()[q_index[left]])
         if new.times.size == 0:
             if old is not None:
-                controller.setJointCommands(old.joints, "pid",
+                controller.setJointCommands(self.layout.joint_index[old.joints], "pid",
                                             controller.getCommandedConfig()[q_index[old.joints]])
             self._running = None
             return
         position = controller.getCommandedConfig()[q_index[joints]]
-        velocity = controller.getCommandedVelocity()[self.layout.v_offset + joints]
+        velocity = controller.getCommandedVelocity()[self.layout.v_index[joints]]
         self._running = new.from_state(position, velocity)
 
     def _command(self, t: float, dt: float):
         trajectory = self._running
         position, velocity = trajectory.sample(t)
         done = t + TIME_TOLERANCE >= trajectory.end
-        self.ctx.controller.setJointCommands(trajectory.joints, "pid", position,
+        self.ctx.controller.setJointCommands(self.layout.joint_index[trajectory.joints], "pid", position,
                                              None if done else velocity, None,
                                              0.0 if done else dt)
         if done:

@@ -14,7 +14,10 @@ Items of a WorldModel (the model state that a Simulator starts from):
 
     robots[r] / robot[r]                  r: index or name
         .name                             str (read-only)
-        .config                           q (nq) [m, rad; floating base: pos, quat xyzw, joints]
+        .config                           q (nq) [m, rad; floating base: pos, quat xyzw, joints;
+                                          quaternions (also of spherical and floating joints)
+                                          are normalised on set, so setting one of their
+                                          entries rescales the other three]
         .velocity                         v (nv) [m/s, rad/s]
     rigidObjects[i] / rigidObject[i]      i: index or name
         .name                             str (read-only)

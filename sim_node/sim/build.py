@@ -301,7 +301,9 @@ def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
         robot_first_body.append(first)
         for b in range(robot.model.nbody):
             links = st.body_links[b]
-            bodies.append(_body_spec(BODY_ROBOT, r, robot.link(_representative(robot, links)).getID(),
+            # (a planar joint's intermediate bodies have no links: they answer to its child)
+            representative = _representative(robot, links) if links else st.body_link[b]
+            bodies.append(_body_spec(BODY_ROBOT, r, robot.link(representative).getID(),
                                      settings, world, robot_body=b, robot=r))
             index = len(bodies) - 1
             elements = []
@@ -320,12 +322,10 @@ def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
         world_links = [l for l, f in enumerate(st.link_frames) if f.body < 0]
         welded.append((r, robot, world_links, settings))
         lower, upper = robot.getJointLimits()
-        dof_q = np.full(robot.model.nv, -1, dtype=np.int32)
-        for name in st.joint_names:
-            dof_q[st.joint_v_index[name]] = st.joint_q_index[name]
         robots.append(dict(model=robot.model, q=robot.getConfig(), v=robot.getVelocity(),
                            q_lower=lower, q_upper=upper, effort=robot.getTorqueLimits(),
-                           dry_friction=st.friction, damping=st.damping, dof_q=dof_q,
+                           dry_friction=st.friction, damping=st.damping, dof_q=st.dof_q,
+                           floating_base=st.floating, body_adjacent=st.body_adjacent,
                            first_body=first, self_collision=robot.settings.get("self_collision", False)
                            if isinstance(robot.settings, dict) else False))
     for r, robot, world_links, settings in welded:

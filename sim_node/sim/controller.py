@@ -9,16 +9,30 @@ Joint dry friction (stick-slip: the joint sticks until the breakaway torque, the
 `friction`) and viscous friction (URDF `damping`) act in every mode, inside the engine's
 constraint solve.
 
-Vectors are in joint space: one entry per joint of ``robot.getJointNames()`` (for a fixed base
-that is q itself). Full vectors are accepted too, so Klamp't-style code can pass a whole
-configuration: q-sized for positions (a floating base's 7 entries are ignored), v-sized for
-velocities and torques. ``getSensed*`` return the full q and v of the robot.
+Vectors are in joint space: positions hold the coordinates of the joints of
+``robot.getJointNames()`` in order (q after a floating base's 7 entries; a spherical joint's
+quaternion, normalised here, a zero one refused), velocities, torques and gains one entry per
+joint DOF (v after a floating base's 6). For a fixed base these are q and v themselves. Full
+vectors are accepted too, so Klamp't-style code can pass a whole configuration: q-sized for
+positions (a floating base's 7 entries are ignored), v-sized for velocities and torques.
+``getSensed*`` return the full q and v of the robot.
 
-The robot starts under PID holding its initial configuration with the gains of the world file
-(zero gains, i.e. limp, when it gives none). Motion-queue commands (setMilestone, addMilestone,
+Spherical joints are under PID like the others, per DOF of their angular velocity (child axes):
+the position error is the rotation vector log(R^T R_des) from the joint's orientation R to its
+target R_des, kD acts on the angular velocity error, kI on the integral of the rotation error.
+Floating joints in the tree are unactuated, as a floating base: their entries in commands are
+ignored. setJointCommands takes scalar joints only (revolute, continuous, prismatic).
+
+The robot starts under PID holding its initial configuration. A joint named in the world file's
+`controller` gains takes all three gains from there (absent ones are 0); every other joint gets
+the default gains derived from the robot (sim_node.sim.gains: a critically damped PID from the
+mass-matrix diagonal at the initial configuration and the effort limit). Motion-queue commands (setMilestone, addMilestone,
 addMilestoneLinear, setLinear/addLinear, setCubic/addCubic, setVelocity) are evaluated at the
 controller's rate (``setRate``, 10 ms by default) and the PID target moves on linearly with the
-queue's velocity between two evaluations, at every physics substep.
+queue's velocity between two evaluations, at every physics substep. Linear commands
+(addMilestoneLinear, setLinear/addLinear, setVelocity) turn spherical joints along the geodesic
+(slerp) between orientations; milestones and cubics end exactly at their target orientation
+(sim_node.sim.motionqueue says how).
 """
 from __future__ import annotations
 
@@ -26,7 +40,10 @@ import math
 
 import numpy as np
 
+from sim_node.engine import crba
+from sim_node.engine.model import Data
 from sim_node.sim import bounds
+from sim_node.sim.gains import default_pid_gains
 from sim_node.sim.motionqueue import MotionQueue
 
 ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID = 0, 1, 2
@@ -41,19 +58,31 @@ class SimRobotController:
         self._sim = sim
         self._robot = sim.getWorld().robot(index)
         self._bind(index)
-        nv = self._robot.model.nv
-        self._n = nv - self._offset
+        model, st = self._robot.model, self._robot.structure
+        self._n = model.nv - self._offset           # joint DOFs
+        self._nq = model.nq - self._q_offset        # joint coordinates
         self._names = self._robot.getJointNames()
-        st = self._robot.structure
-        self._joint_q = np.array([st.joint_q_index[name] for name in self._names], dtype=np.intp)
+        # within the joint vectors: quaternions (spherical, and floating joints' orientation)
+        # with their angular velocities, and the entries of actuated joints
+        self._rotations = []
+        self._actuated_q = np.ones(self._nq, dtype=bool)
+        self._actuated_v = np.ones(self._n, dtype=bool)
+        for name in self._names:
+            qi, vi = st.joint_q_index[name] - self._q_offset, st.joint_v_index[name] - self._offset
+            if st.joint_type[name] == "spherical":
+                self._rotations.append((qi, vi))
+            elif st.joint_type[name] == "floating":
+                self._rotations.append((qi + 3, vi + 3))
+                self._actuated_q[qi:qi + 7] = False
+                self._actuated_v[vi:vi + 6] = False
         self._rate = DEFAULT_RATE
         self._next_tick = 0.0
         self._set_initial_gains()
         vmax = self._robot.getVelocityLimits()[self._offset:]
         vmax = np.where((vmax > 0) & np.isfinite(vmax), vmax, FALLBACK_VELOCITY_LIMIT)
         amax = self._robot.getAccelerationLimits()[self._offset:]
-        self._queue = MotionQueue(self._n, vmax, amax) if self._n else None
-        self._hold(self._scene.robot_q[index][self._joint_q])
+        self._queue = MotionQueue(self._n, vmax, amax, self._rotations) if self._n else None
+        self._hold(self._scene.robot_q[index][self._q_offset:])
 
     def _restart(self):
         # as when the simulator started: PID holding the robot's configuration, no integral,
@@ -61,23 +90,32 @@ class SimRobotController:
         r = self._index
         self._scene.robot_iterm[r][:] = 0.0
         self._next_tick = 0.0
-        self._hold(self._scene.robot_q[r][self._joint_q])
+        self._hold(self._scene.robot_q[r][self._q_offset:])
 
     def _bind(self, index: int):
         # (re)attach to the simulator's current scene as its robot `index`
         self._index = index
         self._scene = self._sim._scene
         self._offset = self._scene.robot_joint_offset[index]
+        self._q_offset = self._scene.robot_joint_q_offset[index]
 
     def _set_initial_gains(self):
+        # defaults from the robot, then the world file's gains joint by joint
         gains = self._robot.settings.get("controller", {}) if isinstance(
             self._robot.settings, dict) else {}
         st = self._robot.structure
-        scene, r = self._scene, self._index
-        for key, array in (("kp", scene.robot_kp[r]), ("ki", scene.robot_ki[r]),
-                           ("kd", scene.robot_kd[r])):
-            for name, value in gains.get(key, {}).items():
-                array[st.joint_v_index[name]] = value
+        scene, r, o = self._scene, self._index, self._offset
+        model = self._robot.model
+        mass_diagonal = np.diag(crba.mass_matrix(model, Data(model), scene.robot_q[r]))
+        defaults = default_pid_gains(mass_diagonal[o:], st.effort_limit[o:])
+        arrays = (scene.robot_kp[r], scene.robot_ki[r], scene.robot_kd[r])
+        for array, default in zip(arrays, defaults):
+            array[o:] = default
+        explicit = {name for key in ("kp", "ki", "kd") for name in gains.get(key, {})}
+        for name in explicit:
+            dofs = slice(st.joint_v_index[name], st.joint_v_index[name] + st.joint_nv[name])
+            for key, array in zip(("kp", "ki", "kd"), arrays):
+                array[dofs] = gains.get(key, {}).get(name, 0.0)
 
     def _hold(self, q_joints):
         # PID holding q_joints
@@ -111,13 +149,12 @@ class SimRobotController:
         now while it runs; joints under torque control and a floating base read their sensed
         values."""
         scene, r = self._scene, self._index
-        q = scene.robot_q[r].copy()
-        pid = scene.robot_mode[r][self._offset:] == ACTUATOR_PID
         if self in self._sim._ticking:
-            q[self._joint_q] = self._queue.evaluate(self._time())[0]
-        else:
-            q[self._joint_q[pid]] = scene.robot_q_des[r][self._offset:][pid]
-        return q
+            q = scene.robot_q[r].copy()
+            joints = q[self._q_offset:]
+            joints[self._actuated_q] = self._queue.evaluate(self._time())[0][self._actuated_q]
+            return q
+        return scene.commanded_config(r)
 
     def getCommandedVelocity(self) -> np.ndarray:
         """The commanded velocity (full v): the PID's velocity target, or the motion queue's
@@ -125,7 +162,8 @@ class SimRobotController:
         scene, r = self._scene, self._index
         v = scene.robot_v[r].copy()
         if self in self._sim._ticking:
-            v[self._offset:] = self._queue.evaluate(self._time())[1]
+            joints = v[self._offset:]
+            joints[self._actuated_v] = self._queue.evaluate(self._time())[1][self._actuated_v]
         else:
             pid = scene.robot_mode[r] == ACTUATOR_PID
             v[pid] = scene.robot_v_des[r][pid]
@@ -143,14 +181,14 @@ class SimRobotController:
 
     # -- gains -----------------------------------------------------------------------------
     def setPIDGains(self, kP, kI, kD):
-        """PID gains, one per joint (non-negative)."""
+        """PID gains, one per joint DOF (non-negative)."""
         scene, r, o = self._scene, self._index, self._offset
         values = [self._joint_gains(k, name) for k, name in ((kP, "kP"), (kI, "kI"), (kD, "kD"))]
         for array, value in zip((scene.robot_kp[r], scene.robot_ki[r], scene.robot_kd[r]), values):
             array[o:] = value
 
     def getPIDGains(self):
-        """(kP, kI, kD), one entry per joint."""
+        """(kP, kI, kD), one entry per joint DOF."""
         scene, r, o = self._scene, self._index, self._offset
         return (scene.robot_kp[r][o:].copy(), scene.robot_ki[r][o:].copy(),
                 scene.robot_kd[r][o:].copy())
@@ -161,7 +199,7 @@ class SimRobotController:
         if a.shape == (nv,) and nv != self._n:
             a = a[self._offset:]
         if a.shape != (self._n,):
-            raise ValueError(f"setPIDGains: {what} needs {self._n} joint values, got shape "
+            raise ValueError(f"setPIDGains: {what} needs {self._n} joint DOF values, got shape "
                              f"{np.shape(x)}")
         if not np.all(np.isfinite(a)) or np.any(a < 0):
             raise ValueError(f"setPIDGains: {what} must be finite and non-negative")
@@ -172,6 +210,8 @@ class SimRobotController:
         """PID towards qdes with velocity target dqdes (default 0) and feed-forward torque
         (default 0), held until the next command. Cancels a motion queue."""
         self._check_command("setPIDCommand", qdes, dqdes, tfeedforward)
+        if self._rotations:     # (quaternions normalised, a zero one refused by joint name)
+            qdes = self._joints(qdes, "setPIDCommand", True)
         self._scene.set_commands(self._index, ACTUATOR_PID, qdes, dqdes, tfeedforward)
         self._stop_queue()
 
@@ -190,23 +230,34 @@ class SimRobotController:
 
     def setJointCommands(self, joints, mode: str, qdes=None, dqdes=None, tfeedforward=None,
                          duration: float = 0.0):
-        """Command some joints only (the ROS bridge's per-joint commands); the others keep
-        theirs. joints: joint names or indices; mode 'pid' or 'torque'; qdes (None: keep the
-        current targets), dqdes and tfeedforward (None: zero) one value per listed joint;
-        duration [s]: how long the PID targets move on with dqdes (inf: until the next
-        command; 0: they hold). Cancels a motion queue."""
+        """Command some scalar joints only (the ROS bridge's per-joint commands); the others
+        keep theirs. joints: names or indices (in getJointNames()) of revolute, continuous or
+        prismatic joints; mode 'pid' or 'torque'; qdes (None: keep the current targets), dqdes
+        and tfeedforward (None: zero) one value per listed joint; duration [s]: how long the
+        PID targets move on with dqdes (inf: until the next command; 0: they hold). Cancels a
+        motion queue."""
         modes = {"pid": ACTUATOR_PID, "torque": ACTUATOR_TORQUE}
         if mode not in modes:
             raise ValueError(f"setJointCommands: mode must be 'pid' or 'torque', got {mode!r}")
+        st = self._robot.structure
         index = []
         for joint in joints:
             if isinstance(joint, str):
                 if joint not in self._names:
                     raise ValueError(f"setJointCommands: robot '{self._robot.getName()}' has no "
                                      f"joint '{joint}'; joints: {self._names}")
-                index.append(self._names.index(joint))
+                name = joint
             else:
-                index.append(int(joint))
+                k = int(joint)
+                if not 0 <= k < len(self._names):
+                    raise IndexError(f"setJointCommands: joint index {k} out of range "
+                                     f"[0, {len(self._names)})")
+                name = self._names[k]
+            if st.joint_nv[name] != 1:
+                raise ValueError(f"setJointCommands: joint '{name}' is {st.joint_type[name]} "
+                                 f"({st.joint_nv[name]} DOFs); command it with setPIDCommand, "
+                                 "setTorqueCommand or the motion queue")
+            index.append(st.joint_v_index[name] - self._offset)
         duration = float(duration)
         if not duration >= 0.0:
             raise ValueError(f"setJointCommands: duration must be >= 0, got {duration}")
@@ -261,16 +312,39 @@ class SimRobotController:
         return self._scene.time
 
     def _joints(self, x, method: str, position: bool = False) -> np.ndarray:
-        a = np.asarray(x, dtype=float)
+        # joint positions (quaternions normalised) or joint velocities, from joint or full
+        # vectors; a new array
+        try:
+            a = np.array(x, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{method}: expected a vector of numbers, got {type(x).__name__}") from None
         model = self._robot.model
-        full = model.nq if position else model.nv
-        if a.shape == (full,) and full != self._n:
-            a = a[self._joint_q] if position else a[self._offset:]
-        if a.shape != (self._n,):
-            raise ValueError(f"{method}: expected {self._n} joint values, got shape {np.shape(x)}")
+        n, full, offset = ((self._nq, model.nq, self._q_offset) if position
+                           else (self._n, model.nv, self._offset))
+        if a.shape == (full,) and full != n:
+            a = a[offset:]
+        if a.shape != (n,):
+            what = "joint coordinates" if position and n != self._n else "joint values"
+            raise ValueError(f"{method}: expected {n} {what} (or {full}), got shape {np.shape(x)}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{method}: contains NaN or infinity; values must be finite")
+        bound, unit = ((bounds.MAX_JOINT_POSITION, "rad or m") if position
+                       else (bounds.MAX_ANGULAR_SPEED, "rad/s or m/s"))
+        if np.any(np.abs(a) > bound):       # sim_node.sim.bounds
+            raise ValueError(f"{method}: {a.tolist()} is beyond the bound |value| <= {bound:g} "
+                             f"{unit}")
         if position:
-            return bounds.bounded(a, bounds.MAX_JOINT_POSITION, method, "rad or m")
-        return bounds.bounded(a, bounds.MAX_ANGULAR_SPEED, method, "rad/s or m/s")
+            for iq, _ in self._rotations:
+                norm = np.linalg.norm(a[iq:iq + 4])
+                if norm < 1e-9:
+                    name = next(n for n in self._names if self._robot.structure.joint_q_index[n]
+                                - self._q_offset <= iq < self._robot.structure.joint_q_index[n]
+                                - self._q_offset + self._robot.structure.joint_nq[n])
+                    raise ValueError(f"{method}: the quaternion of joint '{name}' is zero; it "
+                                     "must be a rotation (x, y, z, w)")
+                if abs(norm - 1.0) > 1e-12:
+                    a[iq:iq + 4] /= norm
+        return a
 
     @staticmethod
     def _check_command(method: str, qdes, dqdes, torques):
@@ -294,10 +368,7 @@ class SimRobotController:
         scene, r = self._scene, self._index
         if self not in self._sim._ticking:
             # the queue starts from the commanded state: the PID target, or where the robot is
-            pid = scene.robot_mode[r][self._offset:] == ACTUATOR_PID
-            q = np.where(pid, scene.robot_q_des[r][self._offset:],
-                         scene.robot_q[r][self._joint_q])
-            self._queue.reset(q, self._time())
+            self._queue.reset(scene.commanded_config(r)[self._q_offset:], self._time())
         getattr(self._queue, method)(*args)
         if self not in self._sim._ticking:
             self._sim._ticking.append(self)
@@ -320,7 +391,9 @@ class SimRobotController:
             h = min(self._rate, queue.end_time() - t)
             q, _ = queue.evaluate(t)
             q_next, _ = queue.evaluate(t + h)
-            self._scene.set_commands(self._index, ACTUATOR_PID, q, (q_next - q) / h, None, h)
+            # (spherical joints turn along the geodesic between the two at a constant rate)
+            self._scene.set_commands(self._index, ACTUATOR_PID, q,
+                                     queue.difference(q, q_next) / h, None, h)
             self._next_tick = t + self._rate
         else:
             q, _ = queue.evaluate(t)
@@ -332,17 +405,13 @@ class SimRobotController:
         scene, r, o = self._scene, self._index, self._offset
         pid = scene.robot_mode[r][o:] == ACTUATOR_PID
         if self in self._sim._ticking:
-            q, dq = self._queue.evaluate(t)
+            _, dq = self._queue.evaluate(t)
             self._next_tick = t
             self._tick(t)
         else:
-            q_des, v_des, advance = scene.robot_q_des[r], scene.robot_v_des[r], scene.robot_advance[r]
-            step = np.minimum(advance, dt)
-            q_des[:] += v_des * step
-            advance[:] -= step
-            v_des[advance <= 0.0] = 0.0
-            q, dq = q_des[o:], v_des[o:]
-        scene.robot_q[r][self._joint_q[pid]] = q[pid]
+            scene.advance_targets(r, dt)
+            dq = scene.robot_v_des[r][o:]
+        scene.robot_q[r][:] = scene.commanded_config(r)
         scene.robot_v[r][o:][pid] = dq[pid]
 
     # state (Simulator.getState): everything the engine does not hold
@@ -365,7 +434,7 @@ class SimRobotController:
         if (queue is None) != (self._queue is None):
             raise ValueError(f"setState: the state does not match robot '{self._robot.getName()}'")
         if queue is not None:
-            check = MotionQueue(self._n, np.ones(self._n), np.ones(self._n))
+            check = MotionQueue(self._n, np.ones(self._n), np.ones(self._n), self._rotations)
             check.set_state(queue)           # validates without touching ours
         return {"rate": rate, "next_tick": next_tick, "ticking": ticking, "queue": queue}
 

@@ -19,6 +19,21 @@ Only milestone, stop and line segments respect the velocity and acceleration bou
 cubic segments follow their command exactly. A milestone starting faster than the velocity
 bound first brakes at the acceleration bound.
 
+Rotations (spherical joints, the orientation of free joints)
+------------------------------------------------------------
+A queue may hold rotation blocks: a unit quaternion (x, y, z, w) in the positions, paired with
+an angular velocity in child axes (3 entries) in the velocities; positions then have one entry
+more per block than velocities. Each segment works in the tangent coordinates of its start: a
+rotation Q is the rotation vector x = log(Q0^-1 Q) from the segment's start Q0 (Q = Q0 exp(x)),
+every other entry is itself. Every segment kind above is computed on those coordinates, so a
+line, a ramp or a velocity command turns along the geodesic from Q0 to the target (slerp: the
+shorter way round, about a constant axis), in step with the scalar joints; a milestone or a
+cubic interpolates each component of x and ends exactly at its target, leaving the geodesic in
+between as a milestone of several scalar joints leaves the straight line. The angular velocity
+is Jr(x) dx/dt (Jr the right Jacobian of SO(3)), which is dx/dt itself along a geodesic; the
+bounds apply to the components of dx/dt. Without rotation blocks positions and velocities are
+the same coordinates.
+
 Time rules
 ----------
 - Segment k covers (t0_k, t1_k]; at a junction both segments give the same state.
@@ -78,6 +93,132 @@ def _vector(method: str, name: str, x, n: int) -> np.ndarray:
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{method}: {name} must be finite, got {a.tolist()}")
     return a
+
+
+def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product of (x, y, z, w) quaternions."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array([aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw,
+                     aw * bw - ax * bx - ay * by - az * bz])
+
+
+def _quat_exp(r: np.ndarray) -> np.ndarray:
+    """Unit quaternion (x, y, z, w) of the rotation vector r."""
+    theta = math.sqrt(r @ r)
+    s = 0.5 - theta * theta / 48.0 if theta < 1e-6 else math.sin(0.5 * theta) / theta
+    return np.array([r[0] * s, r[1] * s, r[2] * s, math.cos(0.5 * theta)])
+
+
+def _quat_log(q: np.ndarray) -> np.ndarray:
+    """Rotation vector (angle in [0, pi]) of the quaternion q (x, y, z, w); q and -q agree."""
+    sign = -1.0 if q[3] < 0.0 else 1.0
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2])
+    if n == 0.0:
+        return np.zeros(3)
+    return (sign * 2.0 * math.atan2(n, sign * q[3]) / n) * q[:3]
+
+
+def _skew(x: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+
+
+def _right_jacobian(x: np.ndarray) -> np.ndarray:
+    """Jr(x) = I - (1 - cos t)/t^2 [x] + (t - sin t)/t^3 [x]^2 (t = |x|): the angular velocity
+    in child axes of exp(x(t)) is Jr(x) dx/dt."""
+    t2 = x @ x
+    if t2 < 1e-12:
+        a, b = 0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0
+    else:
+        t = math.sqrt(t2)
+        a, b = (1.0 - math.cos(t)) / t2, (t - math.sin(t)) / (t2 * t)
+    K = _skew(x)
+    return np.eye(3) - a * K + b * (K @ K)
+
+
+class _Layout:
+    """Positions (nq) and velocities (n) of a queue: scalar entries, and rotation blocks
+    (quaternion at positions[iq:iq+4], angular velocity at velocities[iv:iv+3])."""
+
+    def __init__(self, n: int, rotations):
+        self.n = n
+        self.rotations = tuple((int(iq), int(iv)) for iq, iv in rotations)
+        self.nq = n + len(self.rotations)
+        in_rotation_q = {iq + k for iq, _ in self.rotations for k in range(4)}
+        in_rotation_v = {iv + k for _, iv in self.rotations for k in range(3)}
+        self.scalar_q = np.array([i for i in range(self.nq) if i not in in_rotation_q], dtype=np.intp)
+        self.scalar_v = np.array([i for i in range(n) if i not in in_rotation_v], dtype=np.intp)
+        if (len(in_rotation_q) != 4 * len(self.rotations) or len(in_rotation_v) != 3 * len(self.rotations)
+                or max(in_rotation_q, default=-1) >= self.nq or max(in_rotation_v, default=-1) >= n
+                or self.scalar_q.size != self.scalar_v.size):
+            raise ValueError(f"MotionQueue: rotation blocks {list(self.rotations)} do not fit "
+                             f"{n} velocities")
+
+    def positions(self, method: str, name: str, x) -> np.ndarray:
+        """x as nq finite positions, quaternions normalised (a zero one is refused)."""
+        q = _vector(method, name, x, self.nq)
+        for iq, _ in self.rotations:
+            norm = np.linalg.norm(q[iq:iq + 4])
+            if norm < 1e-9:
+                raise ValueError(f"{method}: {name}[{iq}:{iq + 4}] is a zero quaternion")
+            q[iq:iq + 4] /= norm
+        return q
+
+    def to_tangent(self, base: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Tangent coordinates (n) of positions q at the segment start `base`."""
+        if not self.rotations:
+            return q.copy()
+        x = np.empty(self.n)
+        x[self.scalar_v] = q[self.scalar_q]
+        for iq, iv in self.rotations:
+            b = base[iq:iq + 4]
+            x[iv:iv + 3] = _quat_log(_quat_mul(np.array([-b[0], -b[1], -b[2], b[3]]), q[iq:iq + 4]))
+        return x
+
+    def from_tangent(self, base: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Positions (nq) of tangent coordinates x at `base` (a new array)."""
+        if not self.rotations:
+            return x
+        q = np.empty(self.nq)
+        q[self.scalar_q] = x[self.scalar_v]
+        for iq, iv in self.rotations:
+            q[iq:iq + 4] = _quat_mul(base[iq:iq + 4], _quat_exp(x[iv:iv + 3]))
+        return q
+
+    def velocity_from_tangent(self, x: np.ndarray, dx: np.ndarray) -> np.ndarray:
+        """Velocities (angular velocity Jr(x) dx/dt in rotation blocks) of dx at x."""
+        if not self.rotations:
+            return dx
+        dq = dx.copy()
+        for _, iv in self.rotations:
+            dq[iv:iv + 3] = _right_jacobian(x[iv:iv + 3]) @ dx[iv:iv + 3]
+        return dq
+
+    def velocity_to_tangent(self, x: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """dx/dt at x of velocities dq (the inverse of velocity_from_tangent)."""
+        if not self.rotations:
+            return dq
+        dx = dq.copy()
+        for _, iv in self.rotations:
+            dx[iv:iv + 3] = np.linalg.solve(_right_jacobian(x[iv:iv + 3]), dq[iv:iv + 3])
+        return dx
+
+    def difference(self, qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
+        """qb minus qa (n): differences of scalars, rotation vectors log(Qa^-1 Qb) in child
+        axes (the constant velocity that moves qa to qb in unit time)."""
+        if not self.rotations:
+            return qb - qa
+        d = self.to_tangent(qa, qb)
+        d[self.scalar_v] -= qa[self.scalar_q]
+        return d
+
+    def advance(self, q: np.ndarray, dq: np.ndarray, dt: float) -> np.ndarray:
+        """Positions reached from q at constant velocity dq after dt (a new array)."""
+        if not self.rotations:
+            return q + dq * dt
+        return self.from_tangent(q, self.to_tangent(q, q) + dq * dt)
 
 
 def _bounds(method: str, vmax, amax, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -151,10 +292,18 @@ class _Segment:
     t0, t1 : float
         Start and end time [s].
     q0, dq0, q1, dq1 : np.ndarray
-        Exact start and end states.
+        Exact start and end states (positions, velocities).
+    layout : _Layout
+        The queue's positions and velocities.
+    base : np.ndarray
+        Start positions: the origin of the tangent coordinates of rotation blocks.
+    x0, dx0, x1, dx1 : np.ndarray
+        Start and end states in tangent coordinates (the same arrays as q0, ... without
+        rotation blocks), on which the subclasses interpolate.
     """
 
-    __slots__ = ("spec", "t0", "t1", "q0", "dq0", "q1", "dq1")
+    __slots__ = ("spec", "t0", "t1", "q0", "dq0", "q1", "dq1", "layout", "base", "x0", "dx0",
+                 "x1", "dx1")
 
     def state(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """New arrays (q, dq) at time t; the start state before t0, the end state from t1."""
@@ -163,42 +312,43 @@ class _Segment:
             return self.q0.copy(), self.dq0.copy()
         if t >= self.t1:
             return self.q1.copy(), self.dq1.copy()
-        return self._inside(tau)
+        x, dx = self._inside(tau)
+        return self.layout.from_tangent(self.base, x), self.layout.velocity_from_tangent(x, dx)
 
     def _inside(self, tau: float) -> tuple[np.ndarray, np.ndarray]:
-        """New arrays (q, dq) at local time tau, strictly inside the segment."""
+        """New arrays (x, dx) of tangent coordinates at local time tau, strictly inside."""
         raise NotImplementedError
 
 
 class _Ramp(_Segment):
-    """Constant velocity dq0 from q0 over [t0, t1]."""
+    """Constant velocity dx0 from x0 over [t0, t1]."""
 
     __slots__ = ()
 
     def _inside(self, tau):
-        q = self.dq0 * tau
-        q += self.q0
-        return q, self.dq0.copy()
+        x = self.dx0 * tau
+        x += self.x0
+        return x, self.dx0.copy()
 
 
 class _Cubic(_Segment):
-    """Cubic Hermite q0 + dq0 tau + c2 tau^2 + c3 tau^3 (the derivative uses d2 = 2 c2,
+    """Cubic Hermite x0 + dx0 tau + c2 tau^2 + c3 tau^3 (the derivative uses d2 = 2 c2,
     d3 = 3 c3)."""
 
     __slots__ = ("c2", "c3", "d2", "d3")
 
     def _inside(self, tau):
-        q = self.c3 * tau
-        q += self.c2
-        q *= tau
-        q += self.dq0
-        q *= tau
-        q += self.q0
-        dq = self.d3 * tau
-        dq += self.d2
-        dq *= tau
-        dq += self.dq0
-        return q, dq
+        x = self.c3 * tau
+        x += self.c2
+        x *= tau
+        x += self.dx0
+        x *= tau
+        x += self.x0
+        dx = self.d3 * tau
+        dx += self.d2
+        dx *= tau
+        dx += self.dx0
+        return x, dx
 
 
 class _Profile(_Segment):
@@ -207,23 +357,23 @@ class _Profile(_Segment):
     __slots__ = ("trajectory",)
 
     def _inside(self, tau):
-        q, dq, _ = self.trajectory.at_time(tau)
-        return np.array(q), np.array(dq)
+        x, dx, _ = self.trajectory.at_time(tau)
+        return np.array(x), np.array(dx)
 
 
 class _Line(_Segment):
-    """q0 + s(tau) (q1 - q0) with s a 1-DOF ruckig trajectory from 0 to 1 at rest."""
+    """x0 + s(tau) (x1 - x0) with s a 1-DOF ruckig trajectory from 0 to 1 at rest."""
 
     __slots__ = ("trajectory", "delta")
 
     def _inside(self, tau):
         s, ds, _ = self.trajectory.at_time(tau)
-        q = self.delta * s[0]
-        q += self.q0
-        return q, self.delta * ds[0]
+        x = self.delta * s[0]
+        x += self.x0
+        return x, self.delta * ds[0]
 
 
-def _build(method: str, spec: dict, n: int) -> _Segment:
+def _build(method: str, spec: dict, layout: _Layout) -> _Segment:
     """The segment defined by `spec`, a dict with "kind", "t0" and per kind:
 
     - "ramp": q0, v, dt, q1 (q1 given, not recomputed, so set_linear ends exactly at its target);
@@ -232,49 +382,72 @@ def _build(method: str, spec: dict, n: int) -> _Segment:
     - "stop": q0, v0, vmax, amax;
     - "line": q0, q1 (different), vmax, amax.
 
-    Vectors are lists of n floats. Raises ValueError (naming `method`) on bad data.
+    Positions are lists of layout.nq floats, velocities and bounds of layout.n. Raises
+    ValueError (naming `method`) on bad data.
     """
+    n = layout.n
     try:
         kind = spec["kind"]
         t0 = _float(method, "segment t0", spec["t0"])
 
-        def vec(key):
+        def position(key):
+            return layout.positions(method, f"segment {key}", spec[key])
+
+        def velocity(key):
             return _vector(method, f"segment {key}", spec[key], n)
+
+        def tangent(q, dq):
+            # (x, dx) of the state (q, dq) in the segment's tangent coordinates
+            x = layout.to_tangent(seg.base, q)
+            return x, layout.velocity_to_tangent(x, dq)
 
         if kind == "ramp":
             seg = _Ramp()
-            seg.q0, seg.dq0, seg.q1 = vec("q0"), vec("v"), vec("q1")
+            seg.q0, seg.dq0, seg.q1 = position("q0"), velocity("v"), position("q1")
             seg.dq1 = seg.dq0.copy()
+            seg.base = seg.q0
+            seg.x0, seg.dx0 = tangent(seg.q0, seg.dq0)
             duration = _duration(method, spec["dt"])
         elif kind == "cubic":
             seg = _Cubic()
-            seg.q0, seg.dq0, seg.q1, seg.dq1 = vec("q0"), vec("v0"), vec("q1"), vec("v1")
+            seg.q0, seg.dq0 = position("q0"), velocity("v0")
+            seg.q1, seg.dq1 = position("q1"), velocity("v1")
+            seg.base = seg.q0
+            seg.x0, seg.dx0 = tangent(seg.q0, seg.dq0)
+            seg.x1, seg.dx1 = tangent(seg.q1, seg.dq1)
             h = duration = _duration(method, spec["dt"])
-            slope = (seg.q1 - seg.q0) / h
-            seg.c2 = (3.0 * slope - 2.0 * seg.dq0 - seg.dq1) / h
-            seg.c3 = (seg.dq0 + seg.dq1 - 2.0 * slope) / (h * h)
+            slope = (seg.x1 - seg.x0) / h
+            seg.c2 = (3.0 * slope - 2.0 * seg.dx0 - seg.dx1) / h
+            seg.c3 = (seg.dx0 + seg.dx1 - 2.0 * slope) / (h * h)
             seg.d2, seg.d3 = 2.0 * seg.c2, 3.0 * seg.c3
         elif kind in ("milestone", "stop"):
             seg = _Profile()
-            seg.q0, seg.dq0 = vec("q0"), vec("v0")
+            seg.q0, seg.dq0 = position("q0"), velocity("v0")
+            seg.base = seg.q0
+            seg.x0, seg.dx0 = tangent(seg.q0, seg.dq0)
             vmax, amax = _bounds(method, spec["vmax"], spec["amax"], n)
             if kind == "milestone":
-                seg.q1, seg.dq1 = vec("q1"), vec("v1")
+                seg.q1, seg.dq1 = position("q1"), velocity("v1")
+                seg.x1, seg.dx1 = tangent(seg.q1, seg.dq1)
                 interface = ControlInterface.Position
             else:
-                seg.q1, seg.dq1 = seg.q0, np.zeros(n)
+                seg.x1, seg.dx1 = seg.x0, np.zeros(n)
                 interface = ControlInterface.Velocity
-            seg.trajectory = _solve(method, seg.q0, seg.dq0, seg.q1, seg.dq1, vmax, amax,
+            seg.trajectory = _solve(method, seg.x0, seg.dx0, seg.x1, seg.dx1, vmax, amax,
                                     interface)
             duration = seg.trajectory.duration
             if kind == "stop":
-                seg.q1 = np.array(seg.trajectory.at_time(duration)[0])
+                seg.x1 = np.array(seg.trajectory.at_time(duration)[0])
+                seg.q1, seg.dq1 = layout.from_tangent(seg.base, seg.x1), np.zeros(n)
         elif kind == "line":
             seg = _Line()
-            seg.q0, seg.q1 = vec("q0"), vec("q1")
+            seg.q0, seg.q1 = position("q0"), position("q1")
             seg.dq0, seg.dq1 = np.zeros(n), np.zeros(n)
+            seg.base = seg.q0
+            seg.x0, seg.dx0 = tangent(seg.q0, seg.dq0)
+            seg.x1, seg.dx1 = tangent(seg.q1, seg.dq1)
             vmax, amax = _bounds(method, spec["vmax"], spec["amax"], n)
-            seg.delta = seg.q1 - seg.q0
+            seg.delta = seg.x1 - seg.x0
             moving = seg.delta != 0.0
             if not np.any(moving):
                 raise ValueError(f"{method}: a line segment needs distinct end points")
@@ -287,25 +460,29 @@ def _build(method: str, spec: dict, n: int) -> _Segment:
             raise ValueError(f"{method}: unknown segment kind {kind!r}")
     except KeyError as err:
         raise ValueError(f"{method}: segment definition lacks {err}") from None
-    seg.spec, seg.t0, seg.t1 = spec, t0, t0 + duration
+    seg.spec, seg.t0, seg.t1, seg.layout = spec, t0, t0 + duration, layout
     if not (math.isfinite(seg.t1) and np.all(np.isfinite(seg.q1))):
         raise ValueError(f"{method}: the segment ends at a non-finite time or position")
     return seg
 
 
 class MotionQueue:
-    """Joint-space motion queue over n joints, in simulation time [s].
+    """Joint-space motion queue over n joint DOFs, in simulation time [s].
 
-    See the module docstring for the segment kinds and the time rules. A new queue holds the
-    zero position at rest from time 0.
+    See the module docstring for the segment kinds, the time rules and rotations. A new queue
+    holds the zero position (identity rotations) at rest from time 0.
 
     Parameters
     ----------
     n : int
-        Number of joints (positive).
+        Number of joint DOFs: the size of velocities (positive).
     vmax, amax : array_like
-        Per-joint velocity [unit/s] and acceleration [unit/s^2] bounds of the milestone
+        Per-DOF velocity [unit/s] and acceleration [unit/s^2] bounds of the milestone
         segments: n positive finite floats each.
+    rotations : sequence of (int, int), optional
+        Rotation blocks (iq, iv): positions[iq:iq+4] is a unit quaternion (x, y, z, w) whose
+        angular velocity (child axes) is velocities[iv:iv+3]. Positions have n + len(rotations)
+        entries ("nq" below; n without rotations).
 
     Raises
     ------
@@ -314,15 +491,18 @@ class MotionQueue:
         the problem, on bad input and then leaves the queue unchanged.
     """
 
-    def __init__(self, n: int, vmax, amax):
+    def __init__(self, n: int, vmax, amax, rotations=()):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"MotionQueue: n must be a positive integer, got {n!r}")
         self._n = int(n)
+        self._layout = _Layout(self._n, rotations)
         self._vmax, self._amax = _bounds("MotionQueue", vmax, amax, self._n)
         self._segments: list[_Segment] = []
         self._ends: list[float] = []          # segment end times, for bisection
         self._t_base = 0.0                    # the empty queue holds q_base from t_base
-        self._q_base = np.zeros(self._n)
+        self._q_base = np.zeros(self._layout.nq)
+        for iq, _ in self._layout.rotations:
+            self._q_base[iq + 3] = 1.0
         self._t_last = 0.0                    # last time passed to reset/set_*/evaluate
         self._update_end()
 
@@ -344,11 +524,11 @@ class MotionQueue:
         Parameters
         ----------
         q : array_like
-            n joint positions.
+            nq joint positions.
         t : float
             Current simulation time [s].
         """
-        q = _vector("reset", "q", q, self._n)
+        q = self._layout.positions("reset", "q", q)
         t = _float("reset", "t", t)
         self._segments, self._ends = [], []
         self._t_base, self._q_base, self._t_last = t, q, t
@@ -369,8 +549,8 @@ class MotionQueue:
         Returns
         -------
         q, dq : np.ndarray
-            New arrays of n floats: the end position and zero velocity after the end of the
-            queue, the first segment's start state before its start.
+            New arrays of nq and n floats: the end position and zero velocity after the end of
+            the queue, the first segment's start state before its start.
         """
         t = _float("evaluate", "t", t)
         self._t_last = t
@@ -388,6 +568,12 @@ class MotionQueue:
     def remaining_time(self, t: float) -> float:
         """Time from t to the end of the queue [s], 0 once it is reached."""
         return max(0.0, self._t_end - _float("remaining_time", "t", t))
+
+    def difference(self, qa, qb) -> np.ndarray:
+        """The constant velocity (n) that moves positions qa to qb in unit time: qb - qa, with
+        log(Qa^-1 Qb) (child axes, the shorter way round) for rotation blocks."""
+        return self._layout.difference(self._layout.positions("difference", "qa", qa),
+                                       self._layout.positions("difference", "qb", qb))
 
     # ---- commands --------------------------------------------------------------------------
 
@@ -440,16 +626,16 @@ class MotionQueue:
             n target positions.
         """
         method = "add_milestone_linear"
-        q = _vector(method, "q", q, self._n)
+        q = self._layout.positions(method, "q", q)
         t0, q0, dq0 = self._append_start()
         segments = []
         if np.any(dq0 != 0.0):
             stop = self._spec("stop", t0, q0=q0, v0=dq0, vmax=self._vmax, amax=self._amax)
-            segments.append(_build(method, stop, self._n))
+            segments.append(_build(method, stop, self._layout))
             t0, q0 = segments[-1].t1, segments[-1].q1
         if np.any(q != q0):
             line = self._spec("line", t0, q0=q0, q1=q, vmax=self._vmax, amax=self._amax)
-            segments.append(_build(method, line, self._n))
+            segments.append(_build(method, line, self._layout))
         self._append(segments)
 
     def set_linear(self, t: float, q, dt: float) -> None:
@@ -464,7 +650,7 @@ class MotionQueue:
         dt : float
             Duration [s], positive.
         """
-        t, q, dt = (_float("set_linear", "t", t), _vector("set_linear", "q", q, self._n),
+        t, q, dt = (_float("set_linear", "t", t), self._layout.positions("set_linear", "q", q),
                     _duration("set_linear", dt))
         q0 = self._state_at(t)[0]
         self._replace(t, [self._linear(t, q0, q, dt, "set_linear")], q0)
@@ -475,7 +661,7 @@ class MotionQueue:
         The start follows the add_* rule of `add_milestone`; the end velocity of the queue
         is dropped (the motion starts at velocity (q - q_end) / dt).
         """
-        q, dt = _vector("add_linear", "q", q, self._n), _duration("add_linear", dt)
+        q, dt = self._layout.positions("add_linear", "q", q), _duration("add_linear", dt)
         t0, q0, _ = self._append_start()
         self._append([self._linear(t0, q0, q, dt, "add_linear")])
 
@@ -492,21 +678,21 @@ class MotionQueue:
             Duration [s], positive.
         """
         method = "set_cubic"
-        t, q, v, dt = (_float(method, "t", t), _vector(method, "q", q, self._n),
+        t, q, v, dt = (_float(method, "t", t), self._layout.positions(method, "q", q),
                        _vector(method, "v", v, self._n), _duration(method, dt))
         q0, dq0 = self._state_at(t)
         spec = self._spec("cubic", t, q0=q0, v0=dq0, q1=q, v1=v, dt=dt)
-        self._replace(t, [_build(method, spec, self._n)], q0)
+        self._replace(t, [_build(method, spec, self._layout)], q0)
 
     def add_cubic(self, q, v, dt: float) -> None:
         """Append a cubic Hermite from the end state to (q, v) over dt [s] (add_* start rule
         of `add_milestone`)."""
         method = "add_cubic"
-        q, v, dt = (_vector(method, "q", q, self._n), _vector(method, "v", v, self._n),
+        q, v, dt = (self._layout.positions(method, "q", q), _vector(method, "v", v, self._n),
                     _duration(method, dt))
         t0, q0, dq0 = self._append_start()
         spec = self._spec("cubic", t0, q0=q0, v0=dq0, q1=q, v1=v, dt=dt)
-        self._append([_build(method, spec, self._n)])
+        self._append([_build(method, spec, self._layout)])
 
     def set_velocity(self, t: float, dq, dt: float) -> None:
         """Replace the queue by a motion at constant velocity dq for dt from the position at t,
@@ -525,8 +711,8 @@ class MotionQueue:
         t, dq, dt = (_float(method, "t", t), _vector(method, "dq", dq, self._n),
                      _duration(method, dt))
         q0 = self._state_at(t)[0]
-        spec = self._spec("ramp", t, q0=q0, v=dq, dt=dt, q1=q0 + dq * dt)
-        self._replace(t, [_build(method, spec, self._n)], q0)
+        spec = self._spec("ramp", t, q0=q0, v=dq, dt=dt, q1=self._layout.advance(q0, dq, dt))
+        self._replace(t, [_build(method, spec, self._layout)], q0)
 
     # ---- persistence -----------------------------------------------------------------------
 
@@ -561,13 +747,13 @@ class MotionQueue:
                                  f", got {state['version']!r} and {state['n']!r}")
             vmax, amax = _bounds(method, state["vmax"], state["amax"], self._n)
             t_base = _float(method, "t_base", state["t_base"])
-            q_base = _vector(method, "q_base", state["q_base"], self._n)
+            q_base = self._layout.positions(method, "q_base", state["q_base"])
             t_last = _float(method, "t_last", state["t_last"])
             segments = []
             for data in state["segments"]:
                 spec = copy.deepcopy(data)
                 t1 = spec.pop("t1")
-                seg = _build(method, spec, self._n)
+                seg = _build(method, spec, self._layout)
                 if seg.t1 != t1:
                     raise ValueError(f"{method}: a {spec['kind']} segment re-solves to end at "
                                      f"{seg.t1!r} instead of {t1!r}")
@@ -622,7 +808,7 @@ class MotionQueue:
 
     def _milestone_target(self, method: str, q, dq) -> tuple[np.ndarray, np.ndarray]:
         """Validated milestone target: q, and dq (zero by default) within the bounds."""
-        q = _vector(method, "q", q, self._n)
+        q = self._layout.positions(method, "q", q)
         dq = np.zeros(self._n) if dq is None else _vector(method, "dq", dq, self._n)
         if np.any(np.abs(dq) > self._vmax):
             raise ValueError(f"{method}: |dq| must not exceed vmax, got {dq.tolist()} for "
@@ -633,12 +819,12 @@ class MotionQueue:
         """Milestone segment from (q0, dq0) at t0 to (q, dq) under the current bounds."""
         spec = self._spec("milestone", t0, q0=q0, v0=dq0, q1=q, v1=dq, vmax=self._vmax,
                           amax=self._amax)
-        return _build(method, spec, self._n)
+        return _build(method, spec, self._layout)
 
     def _linear(self, t0, q0, q, dt, method) -> _Segment:
         """Constant-velocity segment from q0 at t0 to q at t0 + dt."""
-        return _build(method, self._spec("ramp", t0, q0=q0, v=(q - q0) / dt, dt=dt, q1=q),
-                      self._n)
+        return _build(method, self._spec("ramp", t0, q0=q0, v=self._layout.difference(q0, q) / dt,
+                                          dt=dt, q1=q), self._layout)
 
     @staticmethod
     def _spec(kind: str, t0: float, **fields) -> dict:

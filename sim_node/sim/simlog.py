@@ -4,12 +4,15 @@ State file: one row per ``SimLogger.saveStep()`` (call it after each ``sim.simul
 (header row when ``saveheader``)::
 
     time
-    per robot <r>:   <r>_q[<c>] (q), <r>_dq[<c>] (v), then per joint <j> of getJointNames():
-                     <r>_qcmd[<j>], <r>_dqcmd[<j>] (commanded position, velocity) and
-                     <r>_torque[<j>] (actuator torque of the last substep [N m or N])
+    per robot <r>:   <r>_q[<c>] (q), <r>_dq[<c>] (v), then per joint coordinate <j>:
+                     <r>_qcmd[<j>] (commanded position), and per joint DOF <d>:
+                     <r>_dqcmd[<d>] (commanded velocity) and <r>_torque[<d>] (actuator
+                     torque of the last substep [N m or N])
                      <c>: base_px base_py base_pz base_qx base_qy base_qz base_qw (q) or
                      base_vx base_vy base_vz base_wx base_wy base_wz (v) for a floating base
-                     (velocities in the base frame, DESIGN.md §3), then the joint names
+                     (velocities in the base frame, DESIGN.md §3), then the joints' <j> (q) or
+                     <d> (v): RobotModel.getJointCoordinateNames() (a scalar joint's name;
+                     '<joint>.qx' ... for the entries of spherical, planar, floating joints)
     per rigid object <o>: <o>_x <o>_y <o>_z (object frame origin [m]), <o>_qx <o>_qy <o>_qz
                      <o>_qw (orientation quaternion), <o>_wx <o>_wy <o>_wz (angular velocity
                      [rad/s]), <o>_vx <o>_vy <o>_vz (centre-of-mass velocity [m/s]), world axes
@@ -52,14 +55,15 @@ def state_columns(world) -> list:
     columns = ["time"]
     for r in range(world.numRobots()):
         robot = world.robot(r)
-        name, joints = robot.getName(), robot.getJointNames()
+        name, (joints_q, joints_v) = robot.getName(), robot.getJointCoordinateNames()
         floating = robot.isFloatingBase()
-        q_names = [*(FLOATING_Q if floating else ()), *joints]
-        v_names = [*(FLOATING_V if floating else ()), *joints]
+        q_names = [*(FLOATING_Q if floating else ()), *joints_q]
+        v_names = [*(FLOATING_V if floating else ()), *joints_v]
         columns += [f"{name}_q[{c}]" for c in q_names]
         columns += [f"{name}_dq[{c}]" for c in v_names]
-        for item in ("qcmd", "dqcmd", "torque"):
-            columns += [f"{name}_{item}[{j}]" for j in joints]
+        columns += [f"{name}_qcmd[{j}]" for j in joints_q]
+        for item in ("dqcmd", "torque"):
+            columns += [f"{name}_{item}[{d}]" for d in joints_v]
     for i in range(world.numRigidObjects()):
         name = world.rigidObject(i).getName()
         columns += [f"{name}_{item}" for item in OBJECT_ITEMS]
@@ -210,8 +214,8 @@ class SimLogger:
             q, v = sim.getActualConfig(r), sim.getActualVelocity(r)
             controller = sim.controller(r)
             # the joints are the last entries of q and v (after a floating base's)
-            joints_q = slice(len(q) - len(world.robot(r).getJointNames()), None)
-            joints_v = slice(len(v) - len(world.robot(r).getJointNames()), None)
+            floating = world.robot(r).isFloatingBase()
+            joints_q, joints_v = slice(7 if floating else 0, None), slice(6 if floating else 0, None)
             row += q.tolist() + v.tolist()
             row += controller.getCommandedConfig()[joints_q].tolist()
             row += controller.getCommandedVelocity()[joints_v].tolist()
@@ -352,10 +356,10 @@ class SimLogPlayback:
         for r in range(world.numRobots()):
             robot = world.robot(r)
             nq, nv = len(robot.getConfig()), len(robot.getVelocity())
-            nj = len(robot.getJointNames())
+            joints_q, joints_v = robot.getJointCoordinateNames()
             sim.setActualConfig(r, row[k:k + nq])
             sim.setActualVelocity(r, row[k + nq:k + nq + nv])
-            k += nq + nv + 3 * nj
+            k += nq + nv + len(joints_q) + 2 * len(joints_v)
         for i in range(world.numRigidObjects()):
             body = sim.body(world.rigidObject(i))
             x, y, z, qx, qy, qz, qw, wx, wy, wz, vx, vy, vz = row[k:k + len(OBJECT_ITEMS)]

@@ -23,7 +23,7 @@ import struct
 
 import numpy as np
 
-from sim_node.model.robot import RobotModel, RobotModelLink
+from sim_node.model.robot import RobotModel, RobotModelLink, normalized_config
 from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel
 from sim_node.sim import bounds
 from sim_node.sim.build import build_scene
@@ -487,21 +487,15 @@ class Simulator:
         return self._scene.robot_v[self._robot_index(robot)].copy()
 
     def setActualConfig(self, robot, q):
-        """Place a robot: its whole configuration q (nq; a floating base's quaternion is
-        normalised unless it is a unit one already), within the bounds and joint limits of
-        sim_node.sim.bounds.robot_config. For playing back logs and resetting scenes; the PID
-        targets stay."""
+        """Place a robot: its whole configuration q (nq; quaternions are normalised unless
+        they are unit ones already, a zero one is refused), within the bounds and joint limits
+        of sim_node.sim.bounds.robot_config. For playing back logs and resetting scenes; the
+        PID targets stay."""
         r = self._robot_index(robot)
         model = self._world.robot(r)
-        q = bounds.robot_config(model, q, f"setActualConfig of robot '{model.getName()}'")
-        if model.isFloatingBase():
-            norm = np.linalg.norm(q[3:7])
-            if norm < 1e-9:
-                raise ValueError(f"setActualConfig of robot '{model.getName()}': the base "
-                                 f"quaternion is zero")
-            if abs(norm - 1.0) > 1e-12:         # (a unit quaternion is kept bit for bit)
-                q = q.copy()
-                q[3:7] /= norm
+        bounds.robot_config(model, q, f"setActualConfig of robot '{model.getName()}'")
+        q = normalized_config(model.structure, q,
+                              f"setActualConfig of robot '{model.getName()}'")
         self._scene.robot_q[r][:] = q
         self._scene.refresh()
 

@@ -48,11 +48,11 @@ class Case:
         return Data(self.structure.model)
 
     def state(self, rng):
-        """A random (q, v, a, tau) with a unit base quaternion."""
+        """A random (q, v, a, tau) with unit quaternions (base, spherical, floating joints)."""
         m = self.structure.model
         q = rng.uniform(-1.5, 1.5, m.nq)
-        if self.structure.floating:
-            q[3:7] /= np.linalg.norm(q[3:7])
+        for k in self.structure.quaternions:
+            q[k:k + 4] /= np.linalg.norm(q[k:k + 4])
         return q, rng.normal(size=m.nv), rng.normal(size=m.nv), rng.normal(size=m.nv)
 
 
@@ -63,17 +63,19 @@ def make_case(xml: str, fixed_base=None, path=None) -> Case:
 
 @st.composite
 def random_robots(draw, max_dof=40):
-    """Fixed and floating bases, chains to bushy trees, every joint type, arbitrary axes,
-    merged fixed links and mimic joints, up to `max_dof` movable joints."""
+    """Fixed and floating bases, chains to bushy trees, every joint type (spherical, planar and
+    floating joints anywhere in the tree too), arbitrary axes, merged fixed links and mimic
+    joints, up to `max_dof` DOFs of movable joints."""
     n_movable = draw(st.integers(1, max_dof))
     n_fixed = draw(st.integers(0, 4))
     floating = draw(st.booleans())
     branching = draw(st.sampled_from([0.0, 0.3, 0.7]))
     mimic_prob = draw(st.sampled_from([0.0, 0.0, 0.25]))
+    multi_dof_prob = draw(st.sampled_from([0.0, 0.25, 0.6]))
     seed = draw(st.integers(0, 2 ** 32 - 1))
     rng = np.random.default_rng(seed)
     xml = random_urdf(rng, n_movable, n_fixed, world_root=not floating, branching=branching,
-                      mimic_prob=mimic_prob)
+                      mimic_prob=mimic_prob, multi_dof_prob=multi_dof_prob)
     return make_case(xml), np.random.default_rng(seed + 1)
 
 

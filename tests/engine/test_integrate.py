@@ -1,5 +1,5 @@
 """Configuration integration q (+) v dt against Pinocchio's integrate (SE(3) exponential for
-the free joint)."""
+free joints, SO(3) for spherical joints, anywhere in the tree)."""
 import numpy as np
 from engine_cases import random_robots
 from hypothesis import given, strategies as st
@@ -14,8 +14,8 @@ def test_integrate_matches_pinocchio(robot, dt):
     ours = integrate(case.model, q, v, dt)
     ref = case.twin.pin.integrate(case.twin.model, case.twin.q(q), case.twin.v(v) * dt)
     mapped = case.twin.q(ours)
-    if case.structure.floating:   # q and -q are the same rotation
-        sign = np.sign(np.dot(mapped[3:7], ref[3:7]))
-        mapped[3:7] *= sign
-        assert abs(np.linalg.norm(ours[3:7]) - 1.0) < 1e-14
+    for k in case.twin.quaternions:     # q and -q are the same rotation
+        mapped[k:k + 4] *= np.sign(np.dot(mapped[k:k + 4], ref[k:k + 4]))
+    for k in case.structure.quaternions:
+        assert abs(np.linalg.norm(ours[k:k + 4]) - 1.0) < 1e-14
     np.testing.assert_allclose(mapped, ref, rtol=0, atol=1e-12 * max(1.0, np.abs(ref).max()))

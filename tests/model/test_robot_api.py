@@ -200,3 +200,46 @@ def test_bad_state_input_is_rejected_with_a_clear_message():
     with pytest.raises(ValueError, match="expected length 8"):
         arm.torquesFromAccel(np.zeros(3))
     assert np.array_equal(arm.getConfig(), load("arm7").getConfig())   # nothing half-applied
+
+
+MIXED_URDF = """<robot name="mixed"><link name="base"><inertial><mass value="3"/>
+    <inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="a"><inertial><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="b"><inertial><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="c"><inertial><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="ball" type="spherical"><parent link="base"/><child link="a"/></joint>
+  <joint name="slide" type="planar"><parent link="a"/><child link="b"/><axis xyz="1 0 0"/></joint>
+  <joint name="loose" type="floating"><parent link="b"/><child link="c"/></joint>
+</robot>"""
+
+
+def test_multi_dof_joints_report_their_type_size_entries_and_coordinate_names():
+    robot = sim_node.WorldModel().loadRobot(MIXED_URDF)        # floating base: q 7, v 6 first
+    assert robot.getJointNames() == ["ball", "slide", "loose"]
+    assert [robot.jointType(n) for n in robot.getJointNames()] == ["spherical", "planar",
+                                                                   "floating"]
+    assert [robot.jointSize(n) for n in robot.getJointNames()] == [(4, 3), (3, 3), (7, 6)]
+    assert [robot.jointIndices(n) for n in robot.getJointNames()] == [(7, 6), (11, 9), (14, 12)]
+    q_names, v_names = robot.getJointCoordinateNames()
+    assert q_names == ["ball.qx", "ball.qy", "ball.qz", "ball.qw", "slide.x", "slide.y",
+                       "slide.theta", "loose.px", "loose.py", "loose.pz", "loose.qx", "loose.qy",
+                       "loose.qz", "loose.qw"]
+    assert len(q_names) == robot.model.nq - 7 and len(v_names) == robot.model.nv - 6
+    with pytest.raises(KeyError, match="no movable joint 'base'"):
+        robot.jointSize("base")
+
+
+def test_every_quaternion_is_normalised_on_set_and_a_zero_one_names_its_joint():
+    robot = sim_node.WorldModel().loadRobot(MIXED_URDF)
+    q = robot.getConfig()
+    q[7:11] = [0.0, 0.0, 3.0, 4.0]             # ball
+    q[17:21] = [0.0, 2.0, 0.0, 0.0]            # loose's orientation
+    robot.setConfig(q)
+    np.testing.assert_allclose(robot.getConfig()[7:11], [0, 0, 0.6, 0.8], rtol=1e-15)
+    np.testing.assert_array_equal(robot.getConfig()[17:21], [0, 1, 0, 0])
+    q[17:21] = 0.0
+    with pytest.raises(ValueError, match=r"quaternion is zero at entries 17\.\.20 \(joint 'loose'\)"):
+        robot.setConfig(q)

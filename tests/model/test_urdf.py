@@ -109,9 +109,6 @@ MALFORMED = {
     "missing_mass": (robot('<link name="a"><inertial><inertia ixx="1" ixy="0" ixz="0" iyy="1" '
                            'iyz="0" izz="1"/></inertial></link>'),
                      "link 'a' <inertial>", "missing <mass>"),
-    "negative_mass": (robot('<link name="a"><inertial><mass value="-1"/><inertia ixx="1" ixy="0" '
-                            'ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'),
-                      "link 'a' <inertial> <mass>", "negative mass"),
     "not_a_number": (robot('<link name="a"><inertial><mass value="heavy"/></inertial></link>'),
                      "<mass>", "is not a number"),
     "unknown_joint_type": (two_links('<joint name="j" type="screw"><parent link="a"/>'
@@ -138,15 +135,24 @@ MALFORMED = {
     "zero_axis": (two_links('<joint name="j" type="continuous"><parent link="a"/>'
                             '<child link="b"/><axis xyz="0 0 0"/></joint>'),
                   "joint 'j' <axis>", "non-zero"),
-    "mimic_missing_joint": (two_links('<joint name="j" type="continuous"><parent link="a"/>'
-                                      '<child link="b"/><mimic joint="k"/></joint>'),
-                            "joint 'j' <mimic>", "names missing joint 'k'"),
     "duplicate_link": (robot(LINK_A + LINK_A), "link 'a'", "duplicate link name"),
-    "unknown_shape": (robot('<link name="a"><visual><geometry><cone radius="1"/></geometry>'
-                            '</visual></link>'), "<cone>", "unknown shape"),
-    "inertia_not_psd": (robot('<link name="a"><inertial><mass value="1"/><inertia ixx="1" ixy="5" '
-                              'ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'),
-                        "<inertia>", "not positive semi-definite"),
+    "unknown_collision_shape": (robot('<link name="a"><collision><geometry><cone radius="1"/>'
+                                      '</geometry></collision></link>'), "<cone>", "unknown shape"),
+    "zero_radius_collision": (robot('<link name="a"><collision><geometry><sphere radius="0"/>'
+                                    '</geometry></collision></link>'), "<sphere>",
+                              "radius must be positive"),
+    "empty_collision_geometry": (robot('<link name="a"><collision><geometry/></collision></link>'),
+                                 "<collision> <geometry>", "is empty"),
+    "too_few_numbers": (robot('<link name="a"><collision><origin xyz="1 2"/><geometry><box '
+                              'size="1 1 1"/></geometry></collision></link>'), "<origin>",
+                        "needs 3 numbers"),
+    "huge_number": (robot('<link name="a"><inertial><mass value="1e300"/><inertia ixx="1" ixy="0" '
+                          'ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'), "<mass>",
+                    "exceeds"),
+    "not_utf8": (robot('<link name="caf\xe9"/>'), "document", "not valid utf-8"),
+    "eval_substitution": (robot('<link name="a"><collision><origin xyz="$(eval 9**9**9) 0 0"/>'
+                                '<geometry><box size="1 1 1"/></geometry></collision></link>'),
+                          "<origin>", "only $(env ...), $(optenv ...) and $(find ...) are expanded"),
 }
 
 
@@ -154,7 +160,7 @@ MALFORMED = {
 def test_malformed_urdf_raises_an_error_naming_file_element_line_and_problem(case, tmp_path):
     xml, element, problem = MALFORMED[case]
     path = tmp_path / f"{case}.urdf"
-    path.write_text(xml)
+    path.write_bytes(xml.encode("latin-1") if case == "not_utf8" else xml.encode())
     with pytest.raises(sim_node.URDFError) as info:
         parse_urdf(path)
     message = str(info.value)
@@ -175,12 +181,12 @@ def test_error_line_points_at_the_offending_element(tmp_path):
     assert f"{path}:4: joint 'j'" in str(info.value)
 
 
-def test_unreadable_mesh_is_reported(tmp_path):
+def test_unreadable_collision_mesh_is_an_error(tmp_path):
     (tmp_path / "junk.stl").write_bytes(b"\x00\x01 not a mesh")
     path = tmp_path / "r.urdf"
-    path.write_text(robot('<link name="a"><visual><geometry><mesh filename="junk.stl"/>'
-                          '</geometry></visual></link>'))
-    with pytest.raises(sim_node.URDFError, match=r"link 'a' <visual> <mesh>: mesh junk.stl"):
+    path.write_text(robot('<link name="a"><collision><geometry><mesh filename="junk.stl"/>'
+                          '</geometry></collision></link>'))
+    with pytest.raises(sim_node.URDFError, match=r"link 'a' <collision> <mesh>: mesh junk.stl"):
         parse_urdf(path)
 
 
@@ -193,3 +199,145 @@ def test_failed_load_leaves_the_world_unchanged(tmp_path):
     with pytest.raises(sim_node.URDFError, match="mesh file not found"):
         world.loadRobot(str(bad))
     assert (world.numRobots(), world.numIDs()) == before
+
+
+# -- repaired defects: a URDFWarning naming file, line and what was done ---------------------
+
+BOX = '<geometry><box size="0.1 0.2 0.3"/></geometry>'
+REPAIRED = {
+    # case: (document, line of the warning, element, text of the repair)
+    "xml_version_0": ('<?xml version="0.0"?>\n' + robot(f'<link name="a">{INERTIAL}</link>'),
+                      1, "XML declaration", 'version "0.0": read as XML 1.0'),
+    "blank_lines_before_declaration": ('\n\n\n<?xml version="1.0"?>\n'
+                                       + robot(f'<link name="a">{INERTIAL}</link>'),
+                                       4, "XML declaration", "3 blank line(s) before"),
+    "trailing_nul": (robot(f'<link name="a">{INERTIAL}</link>') + "\r\n\x00", 3, "document",
+                     "NUL byte(s) after the end of the document: ignored"),
+    "zero_radius_visual": (robot(f'<link name="a">{INERTIAL}<visual><geometry><sphere radius="0"/>'
+                                 f'</geometry></visual><collision>{BOX}</collision></link>'), 2,
+                           "link 'a' <visual> <sphere>", "visual dropped"),
+    "empty_visual_geometry": (robot(f'<link name="a">{INERTIAL}<visual><geometry/></visual>'
+                                    f'<collision>{BOX}</collision></link>'), 2,
+                              "link 'a' <visual> <geometry>", "visual dropped"),
+    "missing_visual_mesh": (robot(f'<link name="a">{INERTIAL}<visual><geometry><mesh '
+                                  'filename="nope.stl"/></geometry></visual>'
+                                  f'<collision>{BOX}</collision></link>'), 2,
+                            "link 'a' <visual> <mesh>", "visual dropped"),
+    "material_in_geometry": (robot(f'<link name="a">{INERTIAL}<collision><geometry><box '
+                                   'size="1 1 1"/><material name="m"/></geometry></collision>'
+                                   '</link>'), 2, "link 'a' <collision> <geometry>",
+                             "<material> is not a shape: ignored"),
+    "zero_axis_on_fixed_joint": (two_links('<joint name="j" type="fixed"><parent link="a"/>'
+                                           '<child link="b"/>\n<axis xyz="0 0 0"/></joint>'), 5,
+                                 "joint 'j' <axis>", "axis 0 0 0 on a fixed joint"),
+    "lower_above_upper": (two_links('<joint name="j" type="prismatic"><parent link="a"/>'
+                                    '<child link="b"/>\n<limit lower="1" upper="-1" effort="1" '
+                                    'velocity="1"/></joint>'), 5, "joint 'j' <limit>",
+                          "lower 1 > upper -1: no position limit"),
+    "mimic_of_missing_joint": (two_links('<joint name="j" type="continuous"><parent link="a"/>'
+                                         '<child link="b"/><mimic joint="k"/></joint>'), 4,
+                               "joint 'j' <mimic>", "names missing joint 'k': mimic dropped"),
+    "mimic_on_fixed_joint": (two_links('<joint name="j" type="fixed"><parent link="a"/>'
+                                       '<child link="b"/><mimic joint="k"/></joint>'), 4,
+                             "joint 'j' <mimic>", "a fixed joint cannot mimic"),
+    "commas": (robot(f'<link name="a">{INERTIAL}<collision><origin xyz="0.07, 0, -0.69"/>{BOX}'
+                     '</collision></link>'), 2, "link 'a' <collision> <origin>",
+               "numbers separated by commas"),
+    "stray_period": (two_links('<joint name="j" type="revolute"><parent link="a"/><child link="b"/>'
+                               '\n<limit lower="-1.57." upper="1" effort="1" velocity="1"/></joint>'),
+                     5, "joint 'j' <limit>", "'-1.57.' read as -1.57"),
+    "extra_numbers": (robot(f'<link name="a">{INERTIAL}<collision><origin rpy="0 1 0 0"/>{BOX}'
+                            '</collision></link>'), 2, "link 'a' <collision> <origin>",
+                      "has 4 numbers, 3 expected: the first 3 are used"),
+    "xacro_substitution": (robot(f'<link name="a">{INERTIAL}<collision><origin '
+                                 'xyz="$(optenv SIM_NODE_TEST_UNSET_VARIABLE 0.19 0 0.149)"/>'
+                                 f'{BOX}</collision></link>'), 2, "link 'a' <collision> <origin>",
+                           'expanded to "0.19 0 0.149"'),
+    "missing_robot_name": ('<robot>\n' + f'<link name="a">{INERTIAL}</link></robot>', 1,
+                           "<robot>", "missing attribute 'name': named 'missing_robot_name'"),
+    "inertia_not_psd": (robot('<link name="a"><inertial><mass value="1"/><inertia ixx="1" ixy="5" '
+                              'ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'), 2,
+                        "link 'a' <inertial> <inertia>", "set to the nearest valid ones"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REPAIRED))
+def test_harmless_defect_is_repaired_with_a_warning_naming_file_line_and_repair(case, tmp_path):
+    xml, line, element, repair = REPAIRED[case]
+    path = tmp_path / f"{case}.urdf"
+    path.write_bytes(xml.encode())
+    with pytest.warns(sim_node.URDFWarning) as caught:
+        urdf = parse_urdf(path)
+    matching = [w.message for w in caught if w.message.element == element]
+    assert matching, [str(w.message) for w in caught]
+    warning = matching[0]
+    assert repair in warning.problem, str(warning)
+    assert warning.line == line and str(warning).startswith(f"{path}:{line}: {element}: ")
+    assert "a" in urdf.links
+
+
+def test_repaired_documents_load_the_same_robot_as_clean_ones(tmp_path):
+    clean = ARM.read_text()
+    body = clean[clean.index("<robot"):]
+    defective = '\n\n<?xml version="0.0" encoding="utf-8"?>\n' + body + "\x00"
+    path = ARM.parent / "_defective_copy.urdf"     # beside the meshes it references
+    try:
+        path.write_bytes(defective.encode())
+        with pytest.warns(sim_node.URDFWarning):
+            repaired = parse_urdf(path)
+    finally:
+        path.unlink()
+    original = parse_urdf(ARM)
+    assert list(repaired.links) == list(original.links)
+    assert list(repaired.joints) == list(original.joints)
+    shift = 3 - clean[:clean.index("<robot")].count("\n")       # lines above <robot>
+    for name, joint in original.joints.items():
+        assert repaired.joints[name].line == joint.line + shift
+        np.testing.assert_array_equal(repaired.joints[name].origin.p, joint.origin.p)
+
+
+def test_a_dropped_visual_keeps_the_collision_geometry():
+    xml = robot(f'<link name="a">{INERTIAL}<visual><geometry><sphere radius="0"/></geometry>'
+                f'</visual><collision>{BOX}</collision></link>')
+    with pytest.warns(sim_node.URDFWarning, match="visual dropped"):
+        link = parse_urdf(xml).links["a"]
+    assert link.visuals == () and link.collisions[0].shape.size == (0.1, 0.2, 0.3)
+
+
+def test_collision_plane_of_pybullet_is_read():
+    xml = robot('<link name="a"><collision><origin xyz="0 0 1"/><geometry><plane normal="0 0 2"/>'
+                '</geometry></collision></link>')
+    shape = parse_urdf(xml).links["a"].collisions[0].shape
+    assert shape.normal == (0.0, 0.0, 1.0) and shape.offset == 0.0
+
+
+def test_lower_above_upper_means_no_limit_as_in_pybullet():
+    p = pytest.importorskip("pybullet")
+    import pybullet_data
+    path = Path(pybullet_data.getDataPath()) / "cube_no_rotation.urdf"
+    with pytest.warns(sim_node.URDFWarning, match="no position limit"):
+        robot = sim_node.WorldModel().loadRobot(str(path))
+    lower, upper = robot.getJointLimits()
+    client = p.connect(p.DIRECT)
+    try:
+        body = p.loadURDF(str(path), physicsClientId=client)
+        for j in range(p.getNumJoints(body, physicsClientId=client)):
+            info = p.getJointInfo(body, j, physicsClientId=client)
+            if info[2] == p.JOINT_PRISMATIC:
+                assert info[8] > info[9]        # PyBullet keeps lower > upper: unlimited
+                name = info[1].decode()
+                qi = robot.structure.joint_q_index[name]
+                assert lower[qi] == -math.inf and upper[qi] == math.inf
+    finally:
+        p.disconnect(client)
+
+
+def test_entity_bombs_in_urdf_are_an_error_not_an_expansion():
+    lol = ('<?xml version="1.0"?>\n<!DOCTYPE robot [<!ENTITY a "aaaaaaaaaa">'
+           + "".join(f'<!ENTITY {chr(98 + i)} "' + f"&{chr(97 + i)};" * 10 + '">' for i in range(8))
+           + ']>\n<robot name="&i;"><link name="x"/></robot>')
+    try:
+        urdf = parse_urdf(lol)
+    except sim_node.URDFError:
+        return
+    assert len(urdf.name) < 1000      # entities are not expanded

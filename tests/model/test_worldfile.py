@@ -85,7 +85,8 @@ BAD_WORLDS = {
                        "9.0 is outside the limits"),
     "quaternion": (ARM_ENTRY + "    pose: {orientation: [0, 0, 0, 2]}\n", 4, "must be unit"),
     "missing_urdf": ("robots:\n  - name: a\n    urdf: nope.urdf\n", 2, "no such file"),
-    "missing_name": ("terrains:\n  - geometry: {plane: {}}\n", 2, "missing required key 'name'"),
+    "name_given_twice": ("terrains:\n  - {name: t, geometry: {plane: {}}}\n"
+                         "  - {name: t, geometry: {plane: {}}}\n", None, "duplicate entity names ['t']"),
     "missing_mesh": ("terrains:\n  - name: t\n    geometry: {mesh: nope.stl}\n", 3,
                      "mesh file not found"),
     "two_shapes": ("rigid_objects:\n  - name: o\n    mass: 1\n    geometry: {box: [1, 1, 1], "
@@ -165,8 +166,11 @@ def test_klampt_style_loaders(tmp_path):
     assert mesh_object.getMass().getMass() == 20.0
     assert world.readFile(REPO / "data" / "robots" / "pendulum" / "pendulum.urdf")
     assert world.numRobots() == 1 and world.numIDs() == 1 + 2 + (1 + 2)
+    # the same file again: a unique name, unless one is given
+    assert world.loadRigidObject(one_link).getName() == "crate_1"
+    assert world.loadRigidObject(one_link).getName() == "crate_2"
     with pytest.raises(ValueError, match="already has an entity named 'crate'"):
-        world.loadRigidObject(one_link)
+        world.loadRigidObject(one_link, name="crate")
     with pytest.raises(sim_node.ModelLoadError, match="unknown world file type"):
         world.readFile(tmp_path / "world.txt")
 
@@ -210,3 +214,97 @@ def test_malformed_heightfield_or_mesh_options_are_reported(tmp_path, geometry, 
     path = write(tmp_path, f"terrains:\n  - name: t\n    geometry: {geometry}\n")
     with pytest.raises(sim_node.WorldFileError, match=problem):
         sim_node.WorldModel().readFile(path)
+
+
+# -- hostile world files: WorldFileError naming the file (and line), nothing raw escapes --------
+
+def billion_laughs(levels=9, width=9) -> str:
+    lines = ['a: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for k in range(1, levels):
+        lines.append(f"b{k}: &a{k} [" + ", ".join([f"*a{k - 1}"] * width) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_an_alias_bomb_fails_fast_in_bounded_memory(tmp_path):
+    # 180 KB of nested aliases expanding to ~10^17 nodes. Run in a child process held to 1 GB of
+    # address space and 10 s of CPU by the kernel: the issue's bound, enforced, not timed here
+    bomb = billion_laughs(levels=11, width=40)
+    bomb += "#" * max(0, 180_000 - len(bomb)) + "\n"
+    path = tmp_path / "bomb.yaml"
+    path.write_text(bomb)
+    assert 170_000 < path.stat().st_size < 200_000
+    code = f"""
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+resource.setrlimit(resource.RLIMIT_CPU, (10, 10))
+import sim_node
+try:
+    sim_node.WorldModel().readFile({str(path)!r})
+except sim_node.WorldFileError as exc:
+    print("WorldFileError", exc)
+"""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith(f"WorldFileError {path}:"), out.stdout
+    assert "aliases expand to more than" in out.stdout
+
+
+def test_small_aliases_are_still_allowed(tmp_path):
+    path = write(tmp_path, """
+terrains:
+  - name: floor
+    geometry: {plane: {}}
+    surface: &rubber {kFriction: 1.2, kRestitution: 0.1}
+  - name: ramp
+    geometry: {box: [1, 1, 0.1]}
+    surface: *rubber
+""")
+    world = sim_node.WorldModel()
+    world.readFile(path)
+    assert world.terrain("ramp").settings.surface.kFriction == 1.2
+
+
+HOSTILE = {
+    # case: (bytes, line or None, text in the message)
+    "not_utf8": (b"terrains:\n  - name: caf\xe9\n", 2, "not UTF-8 text (byte 0xe9"),
+    "nul": (b"terrains:\n  - name: a\x00b\n", 2, "control character U+0000"),
+    "deep_nesting": (b"terrains: " + b"[" * 5000 + b"]" * 5000 + b"\n", 1,
+                     "nested deeper than 64 levels"),
+    "deep_mappings": (b"".join(b"  " * i + b"k%d:\n" % i for i in range(200)), None,
+                      "nested deeper than 64 levels"),
+    "huge_integer": (b"simulation:\n  max_contacts: " + b"9" * 5000 + b"\n", None,
+                     "a value cannot be read"),
+    "huge_float": (b"simulation:\n  physics_dt: 1.0e+999\n", None, "expected a finite number"),
+    "huge_int_as_float": (b"simulation:\n  gravity: [0, 0, " + b"9" * 400 + b"]\n", None,
+                          "the number is too large"),
+    "nan": (b"simulation:\n  gravity: [0, .nan, 0]\n", None, "expected a finite number"),
+    "nan_heights": (b"terrains:\n  - name: h\n    geometry: {heightfield: {heights: [[0, .nan], "
+                    b"[0, 0]], size: [1, 1]}}\n", 3, "NaN"),
+    "ragged_heights": (b"terrains:\n  - name: h\n    geometry: {heightfield: {heights: [[0, 1], "
+                       b"[0]], size: [1, 1]}}\n", None, "rows have different lengths"),
+    "unhashable_key": (b"{[1, 2]: 3}\n", None, "a mapping key must be a plain value"),
+    "flat_mesh_object": (b"rigid_objects:\n  - name: o\n    mass: 1\n    geometry: {mesh: flat.stl}\n",
+                         2, "encloses no volume"),
+    "list_root": (b"- 1\n- 2\n", None, "expected a mapping"),
+    "undefined_alias": (b"terrains: *nothing\n", 1, "found undefined alias"),
+    "binary_garbage": (bytes(range(128, 256)) * 10, 1, "not UTF-8 text"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_world_file_is_a_world_file_error_with_file_and_line(case, tmp_path):
+    data, line, problem = HOSTILE[case]
+    (tmp_path / "flat.stl").write_text(
+        "solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\n"
+        "endloop\nendfacet\nendsolid t\n")
+    path = tmp_path / "w.yaml"
+    path.write_bytes(data)
+    with pytest.raises(sim_node.WorldFileError) as info:
+        sim_node.WorldModel().readFile(path)
+    message = str(info.value)
+    assert message.startswith(str(path)) and problem in message, message
+    assert len(message) < 1000
+    if line is not None:
+        assert info.value.line == line, message

@@ -640,9 +640,6 @@ def _run_to_exit(tmp_path, path):
     return running, status, usage, node.log()
 
 
-@pytest.mark.xfail(strict=True, reason="the world-file loader expands YAML aliases (the urdf "
-                   "helper's worldfile.py fix refuses them); until it lands this takes 40 s "
-                   "and GBs")
 def test_a_yaml_alias_bomb_exits_2_within_10_s_and_1_gb(tmp_path):
     # measured: a 180 KB YAML alias bomb took 40 s and 3.5 GB
     parts = ['&x0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']

@@ -238,3 +238,96 @@ def test_per_joint_commands_mix_modes_and_leave_the_other_joints_alone():
         with pytest.raises(ValueError, match=message):
             bad()
     assert sim.getState() == state
+
+
+# -- spherical joints ------------------------------------------------------------------------------
+def shoulder_elbow():
+    """A fixed-base arm: a ball joint (shoulder, q 0..3, v 0..2), then a revolute elbow (q 4,
+    v 3) about y; gravity along -z."""
+    urdf = """<robot name="shoulder_elbow"><link name="world"/>
+  <link name="upper"><inertial><origin xyz="0 0 -0.15"/><mass value="1.5"/>
+    <inertia ixx="0.012" iyy="0.012" izz="0.002" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="fore"><inertial><origin xyz="0 0 -0.12"/><mass value="0.8"/>
+    <inertia ixx="0.005" iyy="0.005" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="shoulder" type="spherical"><parent link="world"/><child link="upper"/>
+    <origin xyz="0 0 1"/><dynamics damping="0.05"/></joint>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="fore"/>
+    <origin xyz="0 0 -0.3"/><axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="40" velocity="3"/></joint>
+</robot>"""
+    world = sim_node.WorldModel()
+    world.loadRobot(urdf)
+    sim = sim_node.Simulator(world)
+    return world, sim, sim.controller(0)
+
+
+def quat_about(axis, angle):
+    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    return np.array([*(axis * math.sin(angle / 2)), math.cos(angle / 2)])
+
+
+def rotation_between(q_a, q_b):
+    """Rotation vector of conj(q_a) q_b (the shorter way round)."""
+    xa, ya, za, wa = q_a
+    xb, yb, zb, wb = q_b
+    w = xa * xb + ya * yb + za * zb + wa * wb
+    vec = wa * np.array([xb, yb, zb]) - wb * np.array([xa, ya, za]) - np.cross([xa, ya, za],
+                                                                             [xb, yb, zb])
+    vec, w = (vec, w) if w >= 0 else (-vec, -w)
+    n = np.linalg.norm(vec)
+    return np.zeros(3) if n == 0 else 2 * math.atan2(n, w) * vec / n
+
+
+def test_a_ball_joint_turns_along_the_geodesic_on_a_linear_milestone_and_is_tracked():
+    _, sim, c = shoulder_elbow()
+    q0 = c.getCommandedConfig()
+    target = np.array([*quat_about([1, -1, 0.5], 0.8), 0.6])
+    c.addMilestoneLinear(target)
+    axis_angle = rotation_between(q0[:4], target[:4])
+    while c.remainingTime() > 0:
+        sim.simulate(0.01)
+        commanded = c.getCommandedConfig()
+        turned = rotation_between(q0[:4], commanded[:4])
+        # the commanded orientation stays on the great circle from q0 to the target, in step
+        # with the elbow
+        assert np.linalg.norm(np.cross(turned, axis_angle)) < 1e-9
+        s = np.linalg.norm(turned) / np.linalg.norm(axis_angle)
+        assert commanded[4] == pytest.approx(q0[4] + s * (0.6 - q0[4]), abs=1e-9)
+    np.testing.assert_allclose(c.getCommandedConfig(), target, atol=1e-12)
+    sim.simulate(2.0)
+    sensed = c.getSensedConfig()
+    assert np.linalg.norm(rotation_between(sensed[:4], target[:4])) < 2e-3
+    assert abs(sensed[4] - 0.6) < 2e-3
+    # a time-optimal milestone ends exactly at its target too (its path is per DOF, as for
+    # scalar joints)
+    back = np.array([*quat_about([0, 0, 1], -0.5), -0.2])
+    c.setMilestone(back)
+    sim.simulate(c.remainingTime() + 1e-9)
+    np.testing.assert_allclose(c.getCommandedConfig(), back, atol=1e-12)
+
+
+def test_joint_vectors_hold_quaternions_and_per_joint_commands_take_scalar_joints_only():
+    _, sim, c = shoulder_elbow()
+    assert c.getPIDGains()[0].shape == (4,)                  # one gain per DOF
+    with pytest.raises(ValueError, match=r"expected 5 joint coordinates \(or 5\)"):
+        c.setPIDCommand(np.zeros(4))
+    with pytest.raises(ValueError, match="joint 'shoulder' is spherical \\(3 DOFs\\)"):
+        c.setJointCommands(["shoulder"], "pid", [0.1])
+    with pytest.raises(ValueError, match="joint 'shoulder' is spherical"):
+        c.setJointCommands([0], "torque", None, None, [1.0])
+    before = c.getCommandedConfig()
+    c.setJointCommands(["elbow"], "pid", [0.7])              # the elbow's DOF is v[3]
+    after = c.getCommandedConfig()
+    assert after[4] == 0.7 and np.array_equal(after[:4], before[:4])
+    c.setPIDCommand([0.0, 0.0, 0.0, 2.0, -0.3])              # normalised at the boundary
+    np.testing.assert_array_equal(c.getCommandedConfig(), [0, 0, 0, 1, -0.3])
+
+
+def test_fake_simulate_turns_a_ball_joint_under_a_velocity_command():
+    _, sim, c = shoulder_elbow()
+    q0 = c.getSensedConfig()
+    w = np.array([0.3, -0.2, 0.5])
+    c.setVelocity([*w, 0.2], 1.0)
+    sim.fakeSimulate(0.4)
+    q = c.getSensedConfig()
+    np.testing.assert_allclose(rotation_between(q0[:4], q[:4]), w * 0.4, atol=1e-9)
+    assert q[4] == pytest.approx(q0[4] + 0.08, abs=1e-9)

@@ -374,3 +374,99 @@ def test_bad_input_raises_and_leaves_the_queue_unchanged(method, call):
 def test_constructor_requires_positive_finite_bounds(vmax, amax):
     with pytest.raises(ValueError, match="^MotionQueue: "):
         MotionQueue(2, vmax, amax)
+
+
+# -- rotation blocks (spherical joints): a quaternion in q, an angular velocity in v -------------
+def quat_about(axis, angle):
+    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    return np.array([*(axis * math.sin(angle / 2)), math.cos(angle / 2)])
+
+
+def quat_mul(a, b):
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array([aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz])
+
+
+def relative_rotation(q_a, q_b):
+    """Rotation vector (child axes of a) of conj(q_a) q_b, the shorter way round."""
+    rel = quat_mul([-q_a[0], -q_a[1], -q_a[2], q_a[3]], q_b)
+    rel = rel if rel[3] >= 0 else -rel
+    n = np.linalg.norm(rel[:3])
+    return np.zeros(3) if n == 0 else 2 * math.atan2(n, rel[3]) * rel[:3] / n
+
+
+def ball_and_slider():
+    """A queue over a spherical joint (q 0..3, v 0..2) followed by a scalar joint (q 4, v 3)."""
+    return MotionQueue(4, [1.0, 1.0, 1.0, 0.5], [2.0, 2.0, 2.0, 1.0], rotations=[(0, 0)])
+
+
+def test_rotations_move_along_the_geodesic_on_a_line_at_the_angular_velocity_of_the_slope():
+    queue = ball_and_slider()
+    Q0, Q1 = quat_about([1, 2, 0.5], 0.4), quat_about([-0.3, 0.2, 1.0], 1.9)
+    queue.reset([*Q0, 0.1], 0.0)
+    queue.add_milestone_linear([*Q1, -0.4])
+    axis_angle = relative_rotation(Q0, Q1)
+    theta = np.linalg.norm(axis_angle)
+    ts, q, dq = sample(queue, 0.0, queue.end_time())
+    # slerp: the rotation from the start has the fixed axis, and the scalar keeps in step
+    s = np.array([np.linalg.norm(relative_rotation(Q0, qi[:4])) for qi in q]) / theta
+    for qi, si in zip(q, s):
+        np.testing.assert_allclose(relative_rotation(Q0, qi[:4]), si * axis_angle, atol=1e-12)
+    np.testing.assert_allclose(q[:, 4], 0.1 + s * (-0.5), atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(q[:, :4], axis=1), 1.0, atol=1e-14)
+    # the angular velocity is along the axis at the rate of the angle, within the bounds
+    np.testing.assert_allclose(dq[:, :3], np.outer(np.gradient(s, ts), axis_angle), atol=5e-3)
+    assert np.all(np.abs(dq) <= np.array([1.0, 1.0, 1.0, 0.5]) * (1 + 1e-12))
+    assert queue.end_state()[0].tolist() == [*Q1, -0.4]
+
+
+def test_a_velocity_command_turns_a_rotation_at_a_constant_body_rate():
+    queue = ball_and_slider()
+    Q0, w = quat_about([0, 0, 1], 0.3), np.array([0.2, -0.4, 0.6])
+    queue.reset([*Q0, 0.0], 0.0)
+    queue.set_velocity(0.0, [*w, 0.25], 2.0)
+    for t in (0.5, 1.3, 2.0, 3.0):
+        q, dq = queue.evaluate(t)
+        tau = min(t, 2.0)
+        angle = np.linalg.norm(w) * tau
+        np.testing.assert_allclose(q[:4], quat_mul(Q0, quat_about(w, angle)), atol=1e-14)
+        assert q[4] == pytest.approx(0.25 * tau, abs=1e-15)
+        np.testing.assert_allclose(dq, [*w, 0.25] if t <= 2.0 else np.zeros(4), atol=1e-15)
+
+
+def test_a_cubic_reaches_its_target_rotation_with_its_target_angular_velocity():
+    queue = ball_and_slider()
+    Q0, Q1 = quat_about([1, 0, 0], 0.2), quat_about([0, 1, 1], 1.2)
+    v0, v1 = np.array([0.3, 0.0, -0.2, 0.1]), np.array([-0.5, 0.4, 0.2, 0.0])
+    queue.reset([*Q0, 0.0], 0.0)
+    queue.set_velocity(0.0, v0, 10.0)           # moving at v0 when the cubic starts
+    queue.set_cubic(0.0, [*Q1, 0.3], v1, 1.5)
+    q, dq = queue.evaluate(1.5 - 1e-7)
+    assert np.linalg.norm(relative_rotation(q[:4], Q1)) < 1e-6
+    np.testing.assert_allclose(dq, v1, atol=1e-5)
+    q, dq = queue.evaluate(1e-7)
+    np.testing.assert_allclose(dq, v0, atol=1e-5)
+    ts, q, dq = sample(queue, 0.0, 1.5)
+    # the angular velocity is the derivative of the orientation: q(t + h) = q(t) exp(w h)
+    for k in range(0, len(ts) - 1, 97):
+        np.testing.assert_allclose(relative_rotation(q[k, :4], q[k + 1, :4]) / H,
+                                   0.5 * (dq[k, :3] + dq[k + 1, :3]), atol=1e-4)
+
+
+def test_rotation_queues_round_trip_their_state_and_refuse_zero_quaternions():
+    queue = ball_and_slider()
+    queue.reset([*quat_about([1, 1, 1], 0.5), 0.0], 0.0)
+    queue.set_milestone(0.0, [*quat_about([0, 1, 0], -2.5), 1.0], [0.1, 0.2, 0.0, 0.0])
+    queue.add_linear([*quat_about([1, 0, 0], 1.0), 0.0], 0.7)
+    copy = ball_and_slider()
+    copy.set_state(pickle.loads(pickle.dumps(queue.get_state())))
+    for t in np.linspace(0, queue.end_time() + 0.5, 37):
+        a, b = queue.evaluate(t), copy.evaluate(t)
+        assert a[0].tolist() == b[0].tolist() and a[1].tolist() == b[1].tolist()
+    with pytest.raises(ValueError, match="zero quaternion"):
+        queue.set_milestone(0.0, [0.0, 0.0, 0.0, 0.0, 1.0])
+    np.testing.assert_allclose(queue.difference([*quat_about([0, 0, 1], 0.2), 1.0],
+                                                [*quat_about([0, 0, 1], -0.5), 3.0]),
+                               [0, 0, -0.7, 2.0], atol=1e-15)

@@ -174,3 +174,40 @@ def test_playing_a_log_of_another_world_raises(tmp_path):
     with pytest.raises(ValueError, match=r"column 1 is 'pendulum_q\[joint1\]', expected "
                                          r"'arm_q\[joint1\]'"):
         SimLogPlayback(other, tmp_path / "state.csv")
+
+
+def test_a_robot_with_multi_dof_joints_logs_a_column_per_coordinate_and_plays_back(tmp_path):
+    urdf = """<robot name="mixed"><link name="world"/>
+  <link name="a"><inertial><origin xyz="0.1 0 -0.2"/><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.02" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="b"><inertial><origin xyz="0 0.1 -0.1"/><mass value="0.7"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="ball" type="spherical"><parent link="world"/><child link="a"/><origin xyz="0 0 2"/></joint>
+  <joint name="hinge" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0 0 -0.3"/>
+    <axis xyz="1 0 0"/><limit lower="-2" upper="2" effort="20" velocity="2"/></joint>
+</robot>"""
+    world = sim_node.WorldModel()
+    robot = world.loadRobot(urdf)
+    robot.setVelocity([0.5, -0.3, 0.2, 1.0])
+    sim = sim_node.Simulator(world)
+    sim.controller(0).setTorqueCommand(np.zeros(4))
+    states = []
+    with SimLogger(sim, tmp_path / "state.csv") as log:
+        for _ in range(20):
+            sim.simulate(DT)
+            log.saveStep()
+            states.append((sim.getActualConfig(0), sim.getActualVelocity(0)))
+    header = state_columns(world)
+    assert header[1:6] == [f"mixed_q[ball.{c}]" for c in ("qx", "qy", "qz", "qw")] + ["mixed_q[hinge]"]
+    assert header[6:10] == [f"mixed_dq[ball.{c}]" for c in ("wx", "wy", "wz")] + ["mixed_dq[hinge]"]
+    assert header[10:15] == [f"mixed_qcmd[ball.{c}]" for c in ("qx", "qy", "qz", "qw")] + ["mixed_qcmd[hinge]"]
+    assert header[15:19] == [f"mixed_dqcmd[ball.{c}]" for c in ("wx", "wy", "wz")] + ["mixed_dqcmd[hinge]"]
+    assert len(header) == 1 + 5 + 4 + 5 + 4 + 4
+    world2 = sim_node.WorldModel()
+    world2.loadRobot(urdf)
+    sim2 = sim_node.Simulator(world2)
+    playback = SimLogPlayback(sim2, tmp_path / "state.csv")
+    for k, (q, v) in enumerate(states):
+        assert playback.updateSim(timestep=k) == k
+        np.testing.assert_array_equal(sim2.getActualConfig(0), q)
+        np.testing.assert_array_equal(sim2.getActualVelocity(0), v)
