@@ -1940,9 +1940,20 @@ cdef class Scene:
         values = np.frombuffer(state, dtype=np.float64)
         if values.size < fixed + 2:
             raise ValueError("state does not belong to this scene (too short)")
+        if np.isnan(values).any():
+            raise ValueError("state contains NaN")
+        if not (0 <= values[fixed] <= values.size and 0 <= values[fixed + 1] <= values.size):
+            raise ValueError("state does not belong to this scene (cache sizes)")
         ncache, npcache = int(values[fixed]), int(values[fixed + 1])
         if values.size != fixed + 2 + 6 * ncache + 9 * npcache:
             raise ValueError("state does not belong to this scene (size mismatch)")
+        _check_state_indices(values[fixed + 2:fixed + 2 + 6 * ncache].reshape(ncache, 6),
+                             values[fixed + 2 + 6 * ncache:].reshape(npcache, 9),
+                             self.nbody)
+        offset = 1 + sum(a.size for a in arrays[0] + arrays[1] + arrays[2])
+        modes = values[offset:offset + sum(a.size for a in arrays[3])]
+        if not np.isin(modes, (ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID)).all():
+            raise ValueError("state holds an unknown actuator mode")
         self.time = values[0]
         offset = 1
         for group in arrays:
@@ -1979,6 +1990,21 @@ cdef class Scene:
         # the contacts of the last step belong to the state left behind: none until a step
         self.ncontact = self.npatch = self.nrow = 0
         self.refresh()
+
+
+def _check_state_indices(cache, pcache, int nbody):
+    # a restored state's warm-start caches index bodies and cache rows: out of range they would
+    # read outside the arrays in the step
+    for table in (cache, pcache):
+        for column in (0, 1):
+            ids = table[:, column]
+            if ((ids < 0) | (ids >= nbody) | (ids != np.floor(ids))).any():
+                raise ValueError("state does not belong to this scene (body index)")
+    first, count, touched = pcache[:, 6], pcache[:, 7], pcache[:, 8]
+    if ((first < 0) | (count < 0) | (first + count > cache.shape[0])
+            | (first != np.floor(first)) | (count != np.floor(count))
+            | ((touched != 0) & (touched != 1))).any():
+        raise ValueError("state does not belong to this scene (cache rows)")
 
 
 _INT_FIELDS = {"tris", "tri_adjacent", "face_start", "face_verts", "child", "first", "count",

@@ -16,6 +16,7 @@ import numpy as np
 from transforms3d.quaternions import mat2quat
 
 from sim_node.ros.frames import robot_prefix
+from sim_node.sim import bounds
 
 WARNING_PERIOD = 5.0        # [s] wall time: at most one warning per topic this often
 TIME_TOLERANCE = 1e-9       # [s] an event is due this close before its time
@@ -105,9 +106,10 @@ class JointLayout:
 
     names: joint names (n); joint_index (n): their index in robot.getJointNames() (what
     SimRobotController.setJointCommands takes); q_index, v_index (n): their entries of q and v;
-    lower, upper (n): position limits [rad or m] (+-inf when unbounded); velocity_limit,
-    effort_limit (n): |dq| [rad/s or m/s] and |tau| [N m or N] bounds (inf when the URDF gives
-    none or 0); multi_dof: name -> type of the joints left out."""
+    lower, upper (n): position limits [rad or m]; velocity_limit, effort_limit (n): |dq|
+    [rad/s or m/s] and |tau| [N m or N] bounds; multi_dof: name -> type of the joints left out.
+    Where the URDF gives no limit (or 0), the documented bounds of sim_node.sim.bounds stand in
+    (MAX_JOINT_POSITION, MAX_ANGULAR_SPEED, MAX_TORQUE): commands beyond them are refused."""
     names: tuple
     joint_index: np.ndarray
     q_index: np.ndarray
@@ -128,13 +130,16 @@ class JointLayout:
         v_index = np.array([st.joint_v_index[n] for n in names], dtype=np.intp)
         lower, upper = robot.getJointLimits()
 
-        def bound(values):
+        def bound(values, absurd):
+            # the URDF's limit, or (none given) the documented bound (sim_node.sim.bounds)
             values = np.asarray(values, dtype=float)[v_index]
-            return np.where((values > 0) & np.isfinite(values), values, np.inf)
+            return np.where((values > 0) & np.isfinite(values), values, absurd)
 
-        return cls(names, np.array(scalar, dtype=np.intp), q_index, v_index, lower[q_index],
-                   upper[q_index], bound(robot.getVelocityLimits()),
-                   bound(robot.getTorqueLimits()),
+        return cls(names, np.array(scalar, dtype=np.intp), q_index, v_index,
+                   np.maximum(lower[q_index], -bounds.MAX_JOINT_POSITION),
+                   np.minimum(upper[q_index], bounds.MAX_JOINT_POSITION),
+                   bound(robot.getVelocityLimits(), bounds.MAX_ANGULAR_SPEED),
+                   bound(robot.getTorqueLimits(), bounds.MAX_TORQUE),
                    {n: st.joint_type[n] for n in all_names if st.joint_nv[n] != 1})
 
     def index(self, names) -> np.ndarray:

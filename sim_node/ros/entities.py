@@ -46,18 +46,17 @@ from sim_node.model.errors import ModelLoadError, URDFError
 from sim_node.model.robot import Mass, RobotModel, RobotModelLink
 from sim_node.model.urdf import parse_urdf
 from sim_node.model.world import RigidObjectModel, TerrainModel
+from sim_node.ros.client_files import ClientFileError, check_name, read_regular_file
 from sim_node.ros.frames import WORLD_FRAME, link_frame
 from sim_node.ros.stamps import time_msg
+from sim_node.sim import bounds
 
 SPAWN_FORMATS = ("urdf",)
 NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 NAMESPACE_PATTERN = re.compile(r"/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*\Z")
 POSE_FRAMES = ("", WORLD_FRAME)         # frames poses may be given in
 UNIT_TOLERANCE = 1e-3                   # accepted deviation of a quaternion's norm from 1
-POSIX_CLASSES = {"[:alpha:]": "A-Za-z", "[:digit:]": "0-9", "[:alnum:]": "A-Za-z0-9",
-                 "[:upper:]": "A-Z", "[:lower:]": "a-z", "[:xdigit:]": "0-9A-Fa-f",
-                 "[:space:]": r"\s", "[:blank:]": r" \t",
-                 "[:punct:]": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")}
+MAX_FILTER_LENGTH = 4096                # [characters] of a name filter
 CATEGORY_NAMES = {EntityCategory.CATEGORY_OBJECT: "OBJECT",
                   EntityCategory.CATEGORY_ROBOT: "ROBOT",
                   EntityCategory.CATEGORY_HUMAN: "HUMAN",
@@ -99,24 +98,35 @@ def category_of(entity) -> int:
     return EntityCategory.CATEGORY_OBJECT
 
 
-def name_pattern(regex: str) -> re.Pattern:
-    """EntityFilters.filter compiled: a POSIX extended regular expression, read by Python's re
-    (the same for ERE's common forms) with the POSIX character classes ([:alpha:] ...)
-    translated, which re does not know."""
-    translated = regex
-    for posix, chars in POSIX_CLASSES.items():
-        translated = translated.replace(posix, chars)
+def name_pattern(regex: str):
+    """EntityFilters.filter compiled by RE2 (google-re2): matched in time linear in the name,
+    whatever the pattern (no backtracking: `(a+)+$` costs what `a+$` costs). Its syntax covers
+    POSIX extended expressions with their character classes ([[:alpha:]] ...) and Perl's
+    classes (\\d, \\w); back-references and look-around are not supported. A pattern RE2
+    rejects (or longer than MAX_FILTER_LENGTH) is an error naming it."""
+    import re2
+
+    if len(regex) > MAX_FILTER_LENGTH:
+        raise RequestError(Result.OPERATION_FAILED, f"filters.filter: {len(regex)} characters, "
+                           f"more than {MAX_FILTER_LENGTH}")
+    options = re2.Options()
+    options.log_errors = False
     try:
-        return re.compile(translated)
-    except re.error as error:
+        return re2.compile(regex, options)
+    except re2.error as error:
+        reason = error.args[0] if error.args else ""
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
         raise RequestError(Result.OPERATION_FAILED, f"filters.filter '{regex}' is not a valid "
-                           f"regular expression: {error}") from None
+                           f"regular expression for RE2: {reason or 'rejected'} (RE2 syntax: "
+                           f"POSIX extended and Perl classes, no back-references or "
+                           f"look-around)") from None
 
 
-def select(world, filters) -> list:
-    """The entities matching simulation_interfaces/EntityFilters: `filter` a regular expression
-    (name_pattern) found anywhere in the name (anchor with ^...$), `categories` any of them.
-    Tags and bounds are not supported."""
+def check_filters(filters):
+    """The compiled name pattern and the set of categories of simulation_interfaces/
+    EntityFilters (tags and bounds are not supported); RequestError for a bad filter. Run
+    off the simulation thread."""
     if filters.tags.tags:
         raise RequestError(Result.FEATURE_UNSUPPORTED,
                            "tag filters are not supported (entities have no tags); leave "
@@ -125,15 +135,28 @@ def select(world, filters) -> list:
         raise RequestError(Result.FEATURE_UNSUPPORTED,
                            f"bounds filters are not supported (got type {filters.bounds.type});"
                            f" leave filters.bounds.type TYPE_EMPTY ({Bounds.TYPE_EMPTY})")
-    pattern = name_pattern(filters.filter)
     categories = {c.category for c in filters.categories}
     unknown = sorted(categories - set(CATEGORY_NAMES))
     if unknown:
         valid = ", ".join(f"{v} ({n})" for v, n in CATEGORY_NAMES.items())
         raise RequestError(Result.OPERATION_FAILED, f"filters.categories: unknown category "
                            f"{', '.join(map(str, unknown))}; valid: {valid}")
-    return [e for e in all_entities(world) if pattern.search(e.getName())
-            and (not categories or category_of(e) in categories)]
+    return name_pattern(filters.filter), categories
+
+
+def entity_index(world) -> list:
+    """(entity, name, category) of every entity in world ID order: what a filter is matched
+    against, taken on the simulation thread and matched off it (select)."""
+    return [(e, e.getName(), category_of(e)) for e in all_entities(world)]
+
+
+def select(index: list, filters) -> list:
+    """The entities of an entity_index matching simulation_interfaces/EntityFilters: `filter`
+    a regular expression (name_pattern) found anywhere in the name (anchor with ^...$),
+    `categories` any of them. Tags and bounds are not supported."""
+    pattern, categories = check_filters(filters)
+    return [entity for entity, name, category in index
+            if pattern.search(name) and (not categories or category in categories)]
 
 
 # -- poses and velocities ------------------------------------------------------------------
@@ -163,7 +186,11 @@ def pose_from_msg(pose, frame_id: str, code: int, where: str):
     if not (np.all(np.isfinite(t)) and np.all(np.isfinite(q))):
         raise RequestError(code, f"{where}: position {t.tolist()} / orientation (x, y, z, w) "
                            f"{q.tolist()} contains NaN or infinity")
-    norm = float(np.linalg.norm(q))
+    if np.any(np.abs(t) > bounds.MAX_POSITION):
+        raise RequestError(code, f"{where}.position: {t.tolist()} is beyond the bound |x| <= "
+                           f"{bounds.MAX_POSITION:g} m per component")
+    with np.errstate(over="ignore"):       # (1e308 components: an infinite norm, refused)
+        norm = float(np.linalg.norm(q))
     if abs(norm - 1.0) > UNIT_TOLERANCE:
         raise RequestError(code, f"{where}: orientation (x, y, z, w) {q.tolist()} is not a unit "
                            f"quaternion (norm {norm:.6g}; 1 +- {UNIT_TOLERANCE:g} accepted)")
@@ -177,6 +204,12 @@ def twist_from_msg(twist, where: str):
     if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v))):
         raise RequestError(Result.OPERATION_FAILED, f"{where}: linear {v.tolist()} / angular "
                            f"{w.tolist()} contains NaN or infinity")
+    if np.any(np.abs(v) > bounds.MAX_LINEAR_SPEED):
+        raise RequestError(Result.OPERATION_FAILED, f"{where}.linear: {v.tolist()} is beyond "
+                           f"the bound |v| <= {bounds.MAX_LINEAR_SPEED:g} m/s per component")
+    if np.any(np.abs(w) > bounds.MAX_ANGULAR_SPEED):
+        raise RequestError(Result.OPERATION_FAILED, f"{where}.angular: {w.tolist()} is beyond "
+                           f"the bound |w| <= {bounds.MAX_ANGULAR_SPEED:g} rad/s per component")
     return w, v
 
 
@@ -296,26 +329,38 @@ def _check_urdf_text(text: str, where: str):
                            f"{', '.join(SPAWN_FORMATS)}")
 
 
-def spawn_source(resource) -> str:
-    """The URDF to spawn: a file path (entity_resource.uri) or the XML itself
-    (entity_resource.resource_string, used when uri is empty)."""
+def spawn_source(resource, max_size: int) -> str:
+    """The URDF to spawn: a file path (entity_resource.uri: a regular file of at most max_size
+    bytes) or the XML itself (entity_resource.resource_string, used when uri is empty, at most
+    max_size bytes)."""
     uri = resource.uri.strip()
     if uri:
+        try:
+            check_name(uri, "entity_resource.uri")
+        except ClientFileError as error:
+            raise RequestError(Result.NOT_FOUND, str(error)) from None
         path = _uri_path(uri)
-        if not path.is_file():
-            raise RequestError(Result.NOT_FOUND, f"entity_resource.uri '{uri}': no file {path}")
         if path.suffix.lower() != ".urdf":
             raise RequestError(SpawnEntity.Response.UNSUPPORTED_FORMAT,
                                f"entity_resource.uri '{uri}': '{path.suffix}' files are not "
                                f"supported; supported formats: {', '.join(SPAWN_FORMATS)} "
                                f"(.urdf)")
         try:
-            _check_urdf_text(path.read_text(encoding="utf-8"), f"entity_resource.uri '{uri}'")
-        except (OSError, UnicodeDecodeError) as error:
+            data = read_regular_file(path, max_size, f"entity_resource.uri '{uri}'")
+        except ClientFileError as error:
+            raise RequestError(Result.NOT_FOUND, str(error)) from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
             raise RequestError(SpawnEntity.Response.RESOURCE_PARSE_ERROR,
-                               f"entity_resource.uri '{uri}': cannot read {path}: {error}") \
-                from None
+                               f"entity_resource.uri '{uri}': {path} is not UTF-8 text (byte "
+                               f"0x{data[error.start]:02x} at offset {error.start})") from None
+        _check_urdf_text(text, f"entity_resource.uri '{uri}'")
         return str(path)
+    if len(resource.resource_string) > max_size:
+        raise RequestError(SpawnEntity.Response.RESOURCE_PARSE_ERROR, f"entity_resource."
+                           f"resource_string: {len(resource.resource_string)} characters, more "
+                           f"than the limit of {max_size} (parameter max_read_size)")
     if not resource.resource_string.strip():
         raise RequestError(SpawnEntity.Response.NO_RESOURCE, "entity_resource: neither uri nor "
                            "resource_string is given")
@@ -491,6 +536,15 @@ def finite(values, where: str) -> np.ndarray:
     if not np.all(np.isfinite(a)):
         raise RequestError(Result.OPERATION_FAILED, f"{where}: {a.tolist()} contains NaN or "
                            f"infinity")
+    return a
+
+
+def bounded(values, bound: float, unit: str, where: str) -> np.ndarray:
+    """values finite and within +-bound (sim_node.sim.bounds) per component."""
+    a = finite(values, where)
+    if np.any(np.abs(a) > bound):
+        raise RequestError(Result.OPERATION_FAILED, f"{where}: {a.tolist()} is beyond the bound "
+                           f"|value| <= {bound:g} {unit} per component")
     return a
 
 

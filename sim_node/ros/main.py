@@ -3,7 +3,11 @@
 SIGINT and SIGTERM stop it in order: the simulation thread after its current step, the
 recording (its bag closed), the executor, then the ROS context. rclpy's own signal handler is
 not installed: it would shut the context down under a simulation thread that is still
-publishing."""
+publishing.
+
+A node that cannot start (a bad world file, a parameter outside its bounds) prints one line,
+``sim_node: cannot start: <what>: <problem>``, naming the file and line where there is one and
+no Python exception names, and exits with code 2."""
 from __future__ import annotations
 
 import signal
@@ -16,8 +20,7 @@ def run_node(argv=None) -> int:
     from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
-    from sim_node.model.errors import ModelLoadError
-    from sim_node.ros.node import SimNode
+    from sim_node.ros.node import SimNode, load_problem, one_line
 
     rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
     stop = threading.Event()
@@ -32,11 +35,11 @@ def run_node(argv=None) -> int:
     try:
         try:
             node = SimNode()
-        except (ModelLoadError, LookupError, ValueError, TypeError) as error:
-            print(f"sim_node: cannot start: {error}", file=sys.stderr)
-            return 2
         except KeyboardInterrupt:
             return 0
+        except Exception as error:      # noqa: BLE001 (one line, exit 2: module docstring)
+            print(f"sim_node: cannot start: {one_line(load_problem(error))}", file=sys.stderr)
+            return 2
         starting = False
         executor = MultiThreadedExecutor(num_threads=3)
         executor.add_node(node)

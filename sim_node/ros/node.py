@@ -15,6 +15,18 @@ One loop iteration, while playing (or for each step a paused simulation is asked
     pacing         sleep so that sim time runs at real_time_factor x wall time (0: no sleep)
 So a command computed from the state stamped t is applied in the step after the one that
 follows that state: in lockstep, the command for step k acts at step k + 1.
+
+Safety (DESIGN.md §8, README "Safety and bounds"). Service work runs between two steps, never
+during a wait: the pacing sleep and a paused simulation wait on the job queue, so services
+answer within a step even at real_time_factor 1e-3. Steps asked for while paused
+(step_simulation, simulate_steps) are one request at a time, taken one step per loop iteration
+with the jobs in between: a request of 2^64 - 1 steps blocks neither other services nor a
+shutdown, and a set_simulation_state interrupts it. Blow-ups: a good state is kept every
+SNAPSHOT_PERIOD of sim time (the latest two); a step the engine reports STATUS_UNSTABLE is
+followed by restoring the latest (the one before it when the latest blew up again before a new
+one was kept: at most 2 SNAPSHOT_PERIOD of sim time back), reported in ~/status and the log;
+when both blow up again the simulation pauses. The contacts of a failed step (which may hold
+NaN) are not published.
 """
 from __future__ import annotations
 
@@ -31,6 +43,7 @@ from pathlib import Path
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy._rclpy_pybind11 import RCLError
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -41,22 +54,101 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
+from sim_node.model.errors import ModelLoadError
 from sim_node.model.world import WorldModel
 from sim_node.ros.cdr import ClockCDR
 from sim_node.ros.frames import WorldFrames
 from sim_node.ros.lockstep import Lockstep
 from sim_node.sim.simulation import SimpleSimulator
+from sim_node.sim.simulator import STATUS_UNSTABLE
 
 # what every robot runs when its world-file entry names no plugins (entry points, plugins/)
 DEFAULT_ROBOT_PLUGINS = ("joint_state_publisher", "joint_commands", "joint_trajectory")
 
 DESCRIPTION_TIMEOUT = 60.0      # [s] of wall time for a robot_description_topic message
+# documented bounds (README "Safety and bounds"), refused outside at start and at run time
+REAL_TIME_FACTOR_BOUNDS = (1e-3, 1e3)   # or 0: as fast as possible
+PHYSICS_DT_BOUNDS = (1e-5, 0.1)         # [s]
+LOCKSTEP_TIMEOUT_MAX = 60.0             # [s] (the simulation thread waits that long at most)
+SNAPSHOT_PERIOD = 1.0                   # [s] of sim time between two kept good states
+JOB_POLL = 0.05                         # [s] wall time between checks while waiting for jobs
+PUBLISH_WARNING_PERIOD = 5.0            # [s] wall time between two lost-message warnings
 # the float parameters: integers accepted, finite and >= 0
 _NUMBERS = ("physics_dt", "real_time_factor", "tf_rate", "contacts_rate", "status_rate",
             "lockstep_timeout")
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
+
+
+def real_time_factor_problem(value) -> str | None:
+    """Why a real-time factor is refused (None: 0, as fast as possible, or within
+    REAL_TIME_FACTOR_BOUNDS)."""
+    low, high = REAL_TIME_FACTOR_BOUNDS
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not (value == 0 or low <= value <= high):
+        return (f"real_time_factor must be a number >= 0: 0 (as fast as possible) or within "
+                f"[{low:g}, {high:g}], got {value!r}")
+    return None
+
+
+def physics_dt_problem(value) -> str | None:
+    """Why a physics step [s] is refused (None: within PHYSICS_DT_BOUNDS)."""
+    low, high = PHYSICS_DT_BOUNDS
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not low <= value <= high:
+        return f"physics_dt must be within [{low:g}, {high:g}] s, got {value!r}"
+    return None
+
+
+class _GuardedPublish:
+    """A publisher's publish that survives the middleware refusing a message (RCLError:
+    a reliable reader far behind): node.publish_failed reports it. A slow subscriber must not
+    stop the simulation or disable a plugin."""
+
+    def __init__(self, publish, topic: str, node):
+        self.publish, self.topic, self.node = publish, topic, node
+
+    def __call__(self, message):
+        try:
+            self.publish(message)
+        except RCLError as error:
+            self.node.publish_failed(self.topic, error)
+
+
+class WorldLoadError(ValueError):
+    """The world cannot be loaded or simulated (one line: the source and the problem)."""
+
+
+def one_line(text: str) -> str:
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def load_problem(error: BaseException) -> str:
+    """What a failure while loading means, without Python's exception names."""
+    if isinstance(error, RecursionError):
+        return ("nested too deeply to load (a document or kinematic chain deeper than the "
+                "loader handles)")
+    if isinstance(error, MemoryError):
+        return "loading it needs more memory than is available"
+    if isinstance(error, UnicodeDecodeError):
+        return (f"not UTF-8 text (byte 0x{error.object[error.start]:02x} at offset "
+                f"{error.start})")
+    return str(error) or "it cannot be loaded"
+
+
+def load_or_explain(load, source: str):
+    """load(), its failures as WorldLoadError: one line naming `source` (a model error names
+    its file and line itself) and the problem, without Python exception names."""
+    try:
+        return load()
+    except ModelLoadError as error:
+        raise WorldLoadError(one_line(str(error))) from None
+    except LookupError as error:        # a plugin, a package, robot_description_topic
+        raise WorldLoadError(one_line(
+            f"{source}: {error.args[0] if error.args else error}")) from None
+    except Exception as error:          # noqa: BLE001 (whatever a loader raises)
+        raise WorldLoadError(one_line(f"{source}: {load_problem(error)}")) from None
 
 
 class _RosLogHandler(logging.Handler):
@@ -91,15 +183,31 @@ class _Pacer:
     def anchor(self, t: float):
         self.wall, self.sim, self.anchored = time.perf_counter(), t, True
 
-    def wait(self, t: float):
+    def delay(self, t: float) -> float:
+        """[s] of wall time until sim time t is due (<= 0: now)."""
         if self.factor <= 0.0:
-            return
+            return 0.0
         if not self.anchored:
             self.anchor(t)
-            return
-        ahead = self.wall + (t - self.sim) / self.factor - time.perf_counter()
-        if ahead > 0.0:
-            time.sleep(ahead)
+            return 0.0
+        return self.wall + (t - self.sim) / self.factor - time.perf_counter()
+
+
+class StepRequestInterrupted(Exception):
+    """A step request ended before its last step (the message says by what)."""
+
+
+class StepRequestBusy(Exception):
+    """A step request while another runs."""
+
+
+@dataclass(eq=False)
+class _StepRequest:
+    """Steps asked for while paused, taken one per loop iteration (module docstring)."""
+    total: int
+    on_step: object = None          # on_step(done) after each step; may raise to stop
+    done: int = 0
+    future: Future = field(default_factory=Future)
 
 
 @dataclass
@@ -121,8 +229,10 @@ class SimNode(Node):
     """The `sim` node: loads a world, simulates it and exposes it (see the module docstring)."""
 
     def __init__(self, node_name: str = "sim", *, world: WorldModel | None = None, **kwargs):
+        self._publish_failures: dict[str, tuple[float, int]] = {}
         super().__init__(node_name, **kwargs)
         self._declare_parameters()
+        self._declare_safety_parameters()
         self._log_handler = _RosLogHandler(self.get_logger())
         package_logger = logging.getLogger("sim_node")
         package_logger.addHandler(self._log_handler)
@@ -131,16 +241,20 @@ class SimNode(Node):
         # read every step: kept here, updated by _on_parameters (get_parameter costs µs)
         self._clock_decimation = self._param("clock_decimation")
         self._tf_rate = self._param("tf_rate")
-        self.world = world if world is not None else self._load_world()
+        self.world = world if world is not None else self._loading(self._load_world)
         self.services_group = ReentrantCallbackGroup()
         self.lockstep = Lockstep(self, self._param("lockstep"), self._param("lockstep_topics"),
                                  self._param("lockstep_timeout"))
-        self.sim = SimpleSimulator(
+        self.sim = self._loading(lambda: SimpleSimulator(
             self.world, default_plugins=[{"name": n} for n in self._param("default_plugins")],
             create_publisher=self.create_publisher,
             create_subscription=self.lockstep.subscription_factory,
-            destroy_endpoint=self._destroy_endpoint)
+            destroy_endpoint=self._destroy_endpoint))
         dt = self._param("physics_dt") or self.world.simulation.physics_dt
+        problem = physics_dt_problem(dt)
+        if problem:
+            raise ValueError(f"{problem} (the parameter)" if self._param("physics_dt") else
+                             f"{self._world_source()}: {problem} (its simulation.physics_dt)")
         self.sim.setSimStep(dt)
         self.sim.enableContactFeedbackAll()
         self.physics_dt = dt
@@ -150,7 +264,19 @@ class SimNode(Node):
         self._jobs: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self._thread = None
+        problem = real_time_factor_problem(self._param("real_time_factor"))
+        if problem:
+            raise ValueError(problem)
         self._pacer = _Pacer(self._param("real_time_factor"))
+        self._stepping: _StepRequest | None = None
+        # blow-up recovery: the last two good states (t, state), the next time to keep one,
+        # the sim time of the last blow-up, how far back the next one goes (forget_good_states)
+        self._snapshots: list[tuple[float, bytes]] = []
+        self._snapshot_next = 0.0
+        self._last_failure: float | None = None
+        self._escalation = 0
+        self.recoveries = 0
+        self._engine_report: tuple[int, str] | None = None  # the worst since the last status
         self._rate = _Rate()
         self._clock_cdr = ClockCDR()
         self._clock_pub = self.create_publisher(Clock, "/clock", 10)
@@ -167,7 +293,7 @@ class SimNode(Node):
         self.status = StatusPublisher(self, self._param("status_rate"))
         from sim_node.ros.services import register_services
 
-        register_services(self)
+        self.simulation_services = register_services(self)
         self.recorder = None
         from sim_node.ros.recorder import Recorder, register_recording_services
 
@@ -181,7 +307,23 @@ class SimNode(Node):
     # incompatible-QoS warnings they would print are not worth it.
     def create_publisher(self, *args, **kwargs):
         kwargs.setdefault("event_callbacks", PublisherEventCallbacks(use_default_callbacks=False))
-        return super().create_publisher(*args, **kwargs)
+        publisher = super().create_publisher(*args, **kwargs)
+        publisher.publish = _GuardedPublish(publisher.publish, publisher.topic_name, self)
+        return publisher
+
+    def publish_failed(self, topic: str, error: Exception):
+        """A publish the middleware refused (a reliable reader so far behind that the writer
+        timed out): that message is lost, the simulation goes on; logged at most every
+        PUBLISH_WARNING_PERIOD [s] per topic."""
+        now = time.monotonic()
+        last, lost = self._publish_failures.get(topic, (-math.inf, 0))
+        if now - last < PUBLISH_WARNING_PERIOD:
+            self._publish_failures[topic] = (last, lost + 1)
+            return
+        self._publish_failures[topic] = (now, 0)
+        more = f" ({lost} more since the last warning)" if lost else ""
+        self.get_logger().warning(f"{topic}: a message was not published ({error}); a "
+                                  f"reliable subscriber is far behind{more}")
 
     def create_subscription(self, *args, **kwargs):
         kwargs.setdefault("event_callbacks",
@@ -231,6 +373,23 @@ class SimNode(Node):
                 "world-file entry names none", True)
         declare("record", "", "rosbag2 directory to record into ('': no recording)", True)
 
+    def _declare_safety_parameters(self):
+        from sim_node.ros.client_files import DEFAULT_MAX_READ_SIZE, DataDir, default_data_dir
+
+        self.declare_parameter("data_dir", "", ParameterDescriptor(
+            description="directory that files written on a client's request go under "
+                        "(save_state, ~/record); '': $ROS_HOME/sim_node (~/.ros/sim_node)",
+            read_only=True))
+        self.declare_parameter("max_read_size", DEFAULT_MAX_READ_SIZE, ParameterDescriptor(
+            description="largest file read on a client's request (restore_state, "
+                        "spawn_entity) [bytes]", read_only=True))
+        size = self.get_parameter("max_read_size").value
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"parameter max_read_size must be a size >= 1 [bytes], got "
+                             f"{size!r}")
+        self.max_read_size = size
+        self.data_dir = DataDir(self.get_parameter("data_dir").value or default_data_dir())
+
     def _param(self, name):
         value = self.get_parameter(name).value
         if name in ("lockstep_topics", "default_plugins"):
@@ -240,18 +399,19 @@ class SimNode(Node):
                     or not math.isfinite(value) or value < 0:
                 raise ValueError(f"parameter {name} must be a finite number >= 0, got "
                                  f"{value!r}")
+            if name == "lockstep_timeout" and value > LOCKSTEP_TIMEOUT_MAX:
+                raise ValueError(f"parameter lockstep_timeout must be within [0, "
+                                 f"{LOCKSTEP_TIMEOUT_MAX:g}] s, got {value!r}")
             return float(value)
         return value
 
     def _on_parameters(self, parameters) -> SetParametersResult:
         for p in parameters:
             if p.name == "real_time_factor":
-                value = p.value
-                if isinstance(value, bool) or not (isinstance(value, (int, float))
-                                                   and math.isfinite(value) and value >= 0):
-                    return SetParametersResult(successful=False, reason=(
-                        f"real_time_factor must be a finite number >= 0, got {value!r}"))
-                self.set_real_time_factor(float(value), from_parameter=True)
+                problem = real_time_factor_problem(p.value)
+                if problem:
+                    return SetParametersResult(successful=False, reason=problem)
+                self.set_real_time_factor(float(p.value), from_parameter=True)
             elif p.name in ("clock_decimation",) and not (isinstance(p.value, int)
                                                          and p.value >= 1):
                 return SetParametersResult(successful=False,
@@ -272,6 +432,19 @@ class SimNode(Node):
             elif p.name == "status_rate" and hasattr(self, "status"):
                 self.status.rate = float(p.value)
         return SetParametersResult(successful=True)
+
+    def _loading(self, load):
+        return load_or_explain(load, self._world_source())
+
+    def _world_source(self) -> str:
+        path = self._param("world")
+        if path:
+            return f"world {path}"
+        if self._param("robot_description"):
+            return "robot_description"
+        if self._param("robot_description_topic"):
+            return f"robot_description_topic {self._param('robot_description_topic')}"
+        return "the default world"
 
     def _load_world(self) -> WorldModel:
         world = WorldModel()
@@ -321,6 +494,7 @@ class SimNode(Node):
         starts from a new anchor."""
         self.step_count = round(self.sim.getTime() / self.physics_dt)
         self._pacer = _Pacer(self._pacer.factor)
+        self.forget_good_states()
 
     def measured_real_time_factor(self) -> float:
         return self._rate.value
@@ -329,6 +503,7 @@ class SimNode(Node):
     def world_changed(self):
         """Frames and robot descriptions after the world changed (start, spawn, delete, reset):
         /tf_static and robot_description published again."""
+        self.forget_good_states()
         self.frames = WorldFrames(self.sim, self._param("tf_links"))
         if hasattr(self, "contacts"):
             self.contacts.world_changed()
@@ -359,6 +534,7 @@ class SimNode(Node):
         if self._thread is not None:
             self._thread.join()
         self._fail_jobs()
+        self._end_request(StepRequestInterrupted("the simulation node is shutting down"))
         if self.recorder is not None:
             self.recorder.close()
         self.sim.close()
@@ -387,36 +563,100 @@ class SimNode(Node):
             if future.set_running_or_notify_cancel():
                 future.set_exception(RuntimeError("the simulation node is shutting down"))
 
-    def request_steps(self, n: int, on_step=None):
-        """While paused: take n steps now (on the simulation thread); on_step(k) after each.
-        Returns when done."""
-        def steps():
-            for k in range(n):
-                self._step()
-                if on_step is not None:
-                    on_step(k + 1)
-        return self.run_in_sim(steps)
+    # -- steps asked for while paused ----------------------------------------------------------
+    def request_steps(self, n: int, on_step=None, check=None) -> int:
+        """Take n steps of the paused simulation (on the simulation thread, one per loop
+        iteration, jobs in between); on_step(done) after each (it may raise to stop the
+        request: that exception is raised here). check() runs first on the simulation thread
+        (it raises to refuse). Returns n when done; raises StepRequestInterrupted when a
+        set_simulation_state or the shutdown ended it. Not from the simulation thread."""
+        request = _StepRequest(int(n), on_step)
 
+        def begin():
+            if check is not None:
+                check()
+            if self._stepping is not None:
+                running = self._stepping
+                raise StepRequestBusy(f"another step request is running ({running.done} "
+                                      f"of {running.total} steps done); wait for it or "
+                                      f"interrupt it with set_simulation_state")
+            self._stepping = request
+        if self._thread is None:        # not started (tests that drive the node directly)
+            begin()
+            while self._stepping is request:
+                self._step_requested()
+        else:
+            self.run_in_sim(begin)
+        if self._stop.is_set():
+            self._end_request(StepRequestInterrupted("the simulation node is shutting "
+                                                     "down"))
+        return request.future.result()
+
+    def interrupt_steps(self, by: str) -> bool:
+        """End a running step request (simulation thread): its caller gets
+        StepRequestInterrupted. Whether there was one."""
+        request = self._stepping
+        if request is not None:
+            self._end_request(StepRequestInterrupted(
+                f"interrupted by {by} after {request.done} of {request.total} steps"))
+        return request is not None
+
+    def _end_request(self, error: BaseException | None = None):
+        request, self._stepping = self._stepping, None
+        if request is None or request.future.done():
+            return
+        if error is None:
+            request.future.set_result(request.done)
+        else:
+            request.future.set_exception(error)
+
+    def _step_requested(self):
+        # one step of the running request, then its on_step
+        request = self._stepping
+        self._guarded_step()
+        request.done += 1
+        try:
+            if request.on_step is not None:
+                request.on_step(request.done)
+        except BaseException as error:      # handed to the waiting caller
+            self._end_request(error)
+            return
+        if request.done >= request.total:
+            self._end_request()
+
+    # -- the loop ------------------------------------------------------------------------------
     def _run(self):
         while not self._stop.is_set():
             self._run_jobs()
+            if self._stepping is not None:
+                self._step_requested()
+                continue
             if self.paused:
-                try:
-                    self._run_job(*self._jobs.get(timeout=0.05))
-                except queue.Empty:
-                    pass
+                self._wait_for_jobs(JOB_POLL)
                 self._pacer = _Pacer(self._pacer.factor)
                 self.status.after_step()        # ~/status goes on while paused
                 continue
             self.lockstep.wait(self.step_count)
+            self._guarded_step()
+            pacer = self._pacer
+            delay = pacer.delay(self.sim.getTime())
+            if delay > 0.0:
+                self._wait_for_jobs(delay, pacer)
+
+    def _wait_for_jobs(self, duration: float, pacer=None):
+        """Run the jobs that arrive within `duration` [s] of wall time; return early when the
+        node stops, a step request arrives or (pacing) the real-time factor changes."""
+        deadline = time.perf_counter() + duration
+        while not self._stop.is_set():
+            left = deadline - time.perf_counter()
+            if left <= 0.0:
+                return
             try:
-                self._step()
-            except Exception:   # noqa: BLE001 (the node stays up: services, state, a reset)
-                self.paused = True
-                self.get_logger().error(
-                    f"simulation paused at t = {self.sim.getTime():.6f} s after an error in "
-                    f"the step:\n{traceback.format_exc()}")
-            self._pacer.wait(self.sim.getTime())
+                self._run_job(*self._jobs.get(timeout=min(left, JOB_POLL)))
+            except queue.Empty:
+                pass
+            if self._stepping is not None or (pacer is not None and self._pacer is not pacer):
+                return
 
     def _run_jobs(self):
         while True:
@@ -435,6 +675,15 @@ class SimNode(Node):
         except BaseException as error:      # handed to the waiting caller
             future.set_exception(error)
 
+    def _guarded_step(self):
+        try:
+            self._step()
+        except Exception:   # noqa: BLE001 (the node stays up: services, state, a reset)
+            self.paused = True
+            self.get_logger().error(
+                f"simulation paused at t = {self.sim.getTime():.6f} s after an error in "
+                f"the step:\n{traceback.format_exc()}")
+
     def _step(self):
         """One physics step with everything published around it."""
         sim = self.sim
@@ -447,6 +696,71 @@ class SimNode(Node):
             self._tf_next = t + 1.0 / rate if rate > 0 else 0.0
         self.lockstep.mark(self.step_count)
         sim.simulate(self.physics_dt)
-        self.step_count += 1
-        self.contacts.after_step(sim.getTime())
+        if sim.getStatus() == STATUS_UNSTABLE:
+            self._recover(t)        # (the failed step's contacts may hold NaN: not published)
+        else:
+            self.step_count += 1
+            self.contacts.after_step(sim.getTime())
+            self._keep_good_state()
         self.status.after_step()
+
+    # -- blow-up recovery (module docstring) ---------------------------------------------------
+    def _keep_good_state(self):
+        t = self.sim.getTime()
+        if t + 1e-12 < self._snapshot_next:
+            return
+        self._snapshots = [*self._snapshots[-1:], (t, self.sim.getState())]
+        self._snapshot_next = t + SNAPSHOT_PERIOD
+
+    def forget_good_states(self):
+        """The world changed (spawn, delete) or time jumped (reset, restore): the states kept
+        belong to another past; the state now (validated on its way in) is the first kept."""
+        t = self.sim.getTime()
+        self._snapshots = [(t, self.sim.getState())]
+        self._snapshot_next = t + SNAPSHOT_PERIOD
+        self._last_failure = None
+        self._escalation = 0
+
+    def _recover(self, t_failed: float):
+        # the step from t_failed blew up (the engine kept the state before it). Failing again
+        # no later than the last failure (a replay of the same blow-up) escalates: the latest
+        # good state, then the one before it, then pause.
+        if self._last_failure is not None and t_failed <= self._last_failure:
+            self._escalation += 1
+        else:
+            self._escalation = 0
+        self._last_failure = t_failed
+        kept = [s for s in self._snapshots if s[0] <= t_failed + 1e-12]
+        if self._escalation >= min(len(kept), 2):
+            self.paused = True
+            self._report(STATUS_UNSTABLE, f"unstable at t = {t_failed:.6f} s, again from the "
+                         f"recent good states: paused (reset or restore a state)")
+            self.get_logger().error(self._engine_report[1])
+            self._end_request(StepRequestInterrupted(self._engine_report[1]))
+            return
+        t_good, state = kept[-1 - self._escalation]
+        self.sim.setState(state)
+        self.simulation_services.recovered()    # wrenches in progress end (as on a restore)
+        self.recoveries += 1
+        self._snapshots = kept[:len(kept) - self._escalation]
+        self._snapshot_next = t_good + SNAPSHOT_PERIOD
+        self.step_count = round(t_good / self.physics_dt)
+        self._pacer = _Pacer(self._pacer.factor)
+        self._report(STATUS_UNSTABLE, f"unstable at t = {t_failed:.6f} s: restored the state "
+                     f"of t = {t_good:.6f} s (recovery {self.recoveries})")
+        self.get_logger().warning(f"the physics blew up at t = {t_failed:.6f} s; restored "
+                                  f"the good state of t = {t_good:.6f} s and going on")
+
+    def _report(self, status: int, text: str):
+        if self._engine_report is None or status >= self._engine_report[0]:
+            self._engine_report = (status, text)
+
+    def engine_report(self) -> tuple[int, str]:
+        """(status, text) for ~/status: the worst event since the last call (a recovery), else
+        the engine's status of the last step."""
+        report, self._engine_report = self._engine_report, None
+        status = self.sim.getStatus()
+        if report is not None and report[0] >= status:
+            return report
+        return status, self.sim.getStatusString()
+

@@ -55,6 +55,7 @@ import collections
 import json
 import math
 import os
+import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -225,7 +226,8 @@ class _Bag:
     """A rosbag2 directory written as closed MCAP segments listed by metadata.yaml (module
     docstring). Used by the writer thread only."""
 
-    def __init__(self, directory: Path, registry: TypeRegistry, custom_data, graph_qos):
+    def __init__(self, directory: Path, registry: TypeRegistry, custom_data, graph_qos,
+                 created: bool = False):
         self.directory = directory
         self._registry = registry
         self._custom_data = custom_data         # () -> {str: str}, read at every metadata write
@@ -238,7 +240,8 @@ class _Bag:
         self._segment_counts: dict[_Topic, int] = {}
         self._segment_messages = 0
         self._start = self._end = 0
-        directory.mkdir(parents=True)
+        if not created:
+            directory.mkdir(parents=True)
         self._write_metadata()
 
     def write(self, topic: _Topic, stamp: int, data: bytes):
@@ -391,15 +394,16 @@ class _CommandTap:
 
 # -- the recorder ------------------------------------------------------------------------
 class Recorder:
-    """Records a SimNode into the rosbag2 directory `directory` (created; it must not exist)
-    until close(); see the module docstring. flush_period [s] of wall time: how often the open
-    MCAP segment is closed and listed, i.e. at most how much a crash loses."""
+    """Records a SimNode into the rosbag2 directory `directory` (created; it must not exist,
+    unless `created`: the caller made it, empty) until close(); see the module docstring.
+    flush_period [s] of wall time: how often the open MCAP segment is closed and listed, i.e.
+    at most how much a crash loses."""
 
-    def __init__(self, node, directory, flush_period: float = 1.0):
+    def __init__(self, node, directory, flush_period: float = 1.0, *, created: bool = False):
         if not (isinstance(flush_period, (int, float)) and 0.0 < flush_period < math.inf):
             raise ValueError(f"flush_period must be a positive time [s], got {flush_period!r}")
         self.directory = Path(directory).expanduser().resolve()
-        if self.directory.exists():
+        if not created and self.directory.exists():
             raise FileExistsError(f"cannot record into {self.directory}: it exists already "
                                   f"(a bag directory is created, never overwritten)")
         self.flush_period = float(flush_period)
@@ -421,7 +425,8 @@ class Recorder:
         self._closed = False        # no more messages taken
         self._detached = False      # the node untapped
         self._parameters = self._parameter_snapshot()
-        self._bag = _Bag(self.directory, self._registry, self._custom_data, self._graph_qos)
+        self._bag = _Bag(self.directory, self._registry, self._custom_data, self._graph_qos,
+                         created)
         self._writer_thread = threading.Thread(target=self._write_loop, name="recorder",
                                                daemon=True)
         self._writer_thread.start()
@@ -608,7 +613,7 @@ class Recorder:
             for publisher, tap in self._publish_taps.values():
                 if tap is not None and vars(publisher).get("publish") is tap:
                     tap.recorder = None
-                    del publisher.publish
+                    publisher.publish = tap.publish     # what it was before the tap
             for _, tap in self._command_taps.values():
                 tap.recorder = None
             if vars(node.sim).get("simulate") == self._simulate:
@@ -627,7 +632,8 @@ _STOP = object()
 
 def register_recording_services(node):
     """``~/record`` (sim_node/srv/Record): start a recording into a new bag directory or stop
-    the current one (``node.recorder``)."""
+    the current one (``node.recorder``). The directory is a client's path: created inside the
+    node's data directory (``node.data_dir``, sim_node/ros/client_files.py), relative to it."""
     from sim_node.srv import Record
 
     lock = threading.Lock()
@@ -643,9 +649,13 @@ def register_recording_services(node):
                     response.directory = str(recorder.directory)
                     return response
                 directory = request.directory or time.strftime("rosbag2_%Y_%m_%d-%H_%M_%S")
+                created = None
                 try:
-                    node.recorder = Recorder(node, directory)
+                    created = node.data_dir.new_directory(directory, "directory")
+                    node.recorder = Recorder(node, created, created=True)
                 except (OSError, ValueError) as error:
+                    if created is not None:     # nothing left behind
+                        shutil.rmtree(created, ignore_errors=True)
                     response.success = False
                     response.message = f"cannot start recording: {error}"
                     response.directory = ""

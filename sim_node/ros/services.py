@@ -37,13 +37,20 @@ are in sim time), keeping poses and velocities, robots holding their current con
 TIME | STATE is Simulator.reset(). Surface and padding settings are kept. A reset, stop or restore
 cancels the wrenches of apply_wrench and republishes /tf_static and robot_description.
 
+Safety (README "Safety and bounds"): numbers beyond the documented bounds of
+sim_node.sim.bounds are refused with the field named; name filters are compiled and matched by
+RE2 on the service's thread (only the entity names are taken on the simulation thread); files
+go through sim_node/ros/client_files.py (written under the node's data_dir, read only when
+regular and within max_read_size); step_simulation and simulate_steps are step requests of the
+node (SimNode.request_steps: one at a time, a step per loop iteration with other services' work
+in between, ended by set_simulation_state); responses never name Python exceptions.
+
 apply_wrench: a simulator hook re-applies the wrench before every physics substep that starts
 within [t0, t0 + duration), so a force F on a free body of mass m for duration T (a multiple of
 the physics step) changes its velocity by exactly F T / m.
 """
 from __future__ import annotations
 
-import math
 import threading
 import traceback
 from dataclasses import dataclass
@@ -61,12 +68,17 @@ from simulation_interfaces.srv import (DeleteEntity, GetEntities, GetEntitiesSta
 from sim_node.model.robot import RobotModel
 from sim_node.model.surface import SurfaceParameters
 from sim_node.model.world import RigidObjectModel, TerrainModel
-from sim_node.ros.entities import (SPAWN_FORMATS, RequestError, all_entities, build_spawned,
-                                   check_frame, check_frames, entity_state, find_entity,
-                                   finite, is_rigid_object, parse_spawnable, pose_from_msg,
-                                   positive_duration, select, set_entity_state,
-                                   simulated_bodies, spawn_name, spawn_namespace, spawn_source,
-                                   static_reason, target_links, twist_from_msg)
+from sim_node.ros.entities import (SPAWN_FORMATS, RequestError, all_entities, bounded,
+                                   build_spawned, check_filters, check_frame, check_frames,
+                                   entity_index, entity_state, find_entity, finite,
+                                   is_rigid_object,
+                                   parse_spawnable, pose_from_msg, positive_duration, select,
+                                   set_entity_state, simulated_bodies, spawn_name,
+                                   spawn_namespace, spawn_source, static_reason, target_links,
+                                   twist_from_msg)
+from sim_node.ros.node import (StepRequestBusy, StepRequestInterrupted,
+                               real_time_factor_problem)
+from sim_node.sim import bounds
 from sim_node.ros.state_store import StateStore, StateStoreError
 from sim_node.srv import (ApplyWrench, GetRealTimeFactor, RestoreState, SaveState,
                           SetPadding, SetRealTimeFactor, SetSurface)
@@ -84,8 +96,9 @@ CUSTOM_INFO = (
     "Entity states: frame 'world'; pose and twist of the entity's frame (robot root link, "
     "object frame), twist in world axes with the velocity of the frame's origin; acceleration "
     "is not measured (zeros). Categories: robots ROBOT, rigid objects OBJECT, terrains "
-    "STATIC_OBJECT. Name filters: POSIX extended regular expressions (read by Python's re, "
-    "POSIX character classes translated), searched anywhere in the name. "
+    "STATIC_OBJECT. Name filters: regular expressions matched by RE2 in linear time (POSIX "
+    "extended syntax with character classes, Perl classes; no back-references), searched "
+    "anywhere in the name. "
     "Spawning: URDF from a path, file://, package:// or the XML text; a single-link URDF "
     "without joints becomes a rigid object; entity_namespace '' = the name, '/' = none.")
 STATE_NAMES = {SimulationState.STATE_STOPPED: "STOPPED", SimulationState.STATE_PLAYING:
@@ -194,7 +207,7 @@ class SimulationServices:
         self.node = node
         self.sim = node.sim
         self.logger = node.get_logger()
-        self.states = StateStore()
+        self.states = StateStore(node.data_dir, node.max_read_size)
         self.wrenches = WrenchSchedule(node.sim, self.logger)
         self._changing = threading.Lock()   # spawn, delete, reset, stop, restore: one at a time
         self._spawned: list = []            # entities spawned at run time
@@ -235,10 +248,18 @@ class SimulationServices:
             callback_group=group, cancel_callback=lambda request: CancelResponse.ACCEPT,
             feedback_pub_qos_profile=FEEDBACK_QOS)
 
+    def recovered(self):
+        """The node restored a good state after a blow-up (simulation thread): the wrenches
+        of apply_wrench end, as after restore_state."""
+        self.wrenches.clear()
+
     # -- callback wrappers -------------------------------------------------------------------
     def _unexpected(self, name: str, error: Exception) -> str:
+        # the traceback goes to the log; the client gets what happened, not library names
         self.logger.error(f"~/{name}: unexpected error:\n{traceback.format_exc()}")
-        return f"unexpected error: {type(error).__name__}: {error}"
+        if isinstance(error, MemoryError):
+            return "the request needs more memory than is available"
+        return f"the request failed unexpectedly (see the node's log): {error}"
 
     def _standard(self, name: str, work):
         """A simulation_interfaces callback: work(request, response) fills the response (its
@@ -283,17 +304,23 @@ class SimulationServices:
         return response
 
     def _get_entities(self, request, response):
-        response.entities = self._in_sim(
-            lambda: [e.getName() for e in select(self.sim.getWorld(), request.filters)])
+        # the names are taken on the simulation thread, the pattern matched here (RE2)
+        check_filters(request.filters)
+        index = self._in_sim(lambda: entity_index(self.sim.getWorld()))
+        response.entities = [e.getName() for e in select(index, request.filters)]
 
     def _get_entity_state(self, request, response):
         response.state = self._in_sim(
             lambda: entity_state(self.sim, find_entity(self.sim.getWorld(), request.entity)))
 
     def _get_entities_states(self, request, response):
-        def work():
-            found = select(self.sim.getWorld(), request.filters)
-            return [e.getName() for e in found], [entity_state(self.sim, e) for e in found]
+        check_filters(request.filters)
+        found = select(self._in_sim(lambda: entity_index(self.sim.getWorld())),
+                       request.filters)
+
+        def work():     # (entities deleted in between are left out)
+            present = [e for e in found if any(e is x for x in all_entities(self.sim.getWorld()))]
+            return [e.getName() for e in present], [entity_state(self.sim, e) for e in present]
         response.entities, response.states = self._in_sim(work)
 
     def _set_entity_state(self, request, response):
@@ -329,7 +356,7 @@ class SimulationServices:
     def _spawn_entity(self, request, response):
         pose = pose_from_msg(request.initial_pose.pose, request.initial_pose.header.frame_id,
                              SpawnEntity.Response.INVALID_POSE, "initial_pose")
-        urdf = parse_spawnable(spawn_source(request.entity_resource))
+        urdf = parse_spawnable(spawn_source(request.entity_resource, self.node.max_read_size))
         with self._changing:        # the world's entities change only under this lock
             world = self.sim.getWorld()
             name = spawn_name({e.getName() for e in all_entities(world)}, request.name,
@@ -340,7 +367,11 @@ class SimulationServices:
             entity = build_spawned(world, urdf, name, namespace, *pose)
 
             def work():
-                self.sim.addEntity(entity)
+                try:
+                    self.sim.addEntity(entity)
+                except ValueError as error:     # its geometry: nothing was added
+                    raise RequestError(SpawnEntity.Response.UNSUPPORTED_ASSETS,
+                                       f"entity_resource: {error}") from None
                 self.node.world_changed()
             self._in_sim(work)
             self._spawned.append(entity)
@@ -424,7 +455,13 @@ class SimulationServices:
         response.state.state = self._run_state()
 
     def _set_simulation_state(self, request, response):
+        # any valid request ends a running step request (a way out of a huge one); PAUSED
+        # then succeeds: stepping was the run state it left
+        interrupted = request.state.state in STATE_NAMES and self._in_sim(
+            lambda: self.node.interrupt_steps("set_simulation_state"))
         target, current = request.state.state, self._run_state()
+        if interrupted and target == current == SimulationState.STATE_PAUSED:
+            return
         if target not in STATE_NAMES:
             if target == SimulationState.STATE_QUITTING:
                 raise RequestError(Result.FEATURE_UNSUPPORTED, "quitting is not supported "
@@ -463,28 +500,41 @@ class SimulationServices:
         self._stopped = False
 
     def _step_simulation(self, request, response):
-        def work():
-            self._check_steps(request.steps, "step_simulation")
-            self.node.request_steps(request.steps)
-        self._in_sim(work)
+        # taken in chunks between other services' work (SimNode.request_steps)
+        try:
+            self.node.request_steps(request.steps, check=lambda: self._check_steps(
+                request.steps, "step_simulation"))
+        except (StepRequestBusy, StepRequestInterrupted) as error:
+            raise RequestError(Result.OPERATION_FAILED, f"step_simulation: {error}") from None
 
     def _simulate_steps(self, goal_handle):
         steps = goal_handle.request.steps
         result, feedback = SimulateSteps.Result(), SimulateSteps.Feedback()
+        lost = []       # steps whose feedback could not be published
 
         def on_step(done: int):
             feedback.completed_steps, feedback.remaining_steps = done, steps - done
-            goal_handle.publish_feedback(feedback)
+            try:
+                goal_handle.publish_feedback(feedback)
+            except Exception as error:      # noqa: BLE001 (a reader far behind: skipped)
+                if not lost:
+                    self.logger.warning(f"~/simulate_steps: feedback of step {done} not "
+                                        f"published ({error}); the steps go on")
+                lost.append(done)
             if done < steps and goal_handle.is_cancel_requested:
                 raise _Cancelled(done)
 
-        def work():
+        def check():
             self._check_steps(steps, "simulate_steps")
             if goal_handle.is_cancel_requested:
                 raise _Cancelled(0)
-            self.node.request_steps(steps, on_step)
         try:
-            self._in_sim(work)
+            self.node.request_steps(steps, on_step, check)
+        except (StepRequestBusy, StepRequestInterrupted) as error:
+            goal_handle.abort()
+            result.result = Result(result=Result.OPERATION_FAILED,
+                                   error_message=f"simulate_steps: {error}")
+            return result
         except _Cancelled as cancelled:
             goal_handle.canceled()
             result.result = Result(result=Result.OK, error_message=(
@@ -506,9 +556,9 @@ class SimulationServices:
     # -- our own services --------------------------------------------------------------------
     def _set_real_time_factor(self, request, response):
         factor = request.real_time_factor
-        if not (math.isfinite(factor) and factor >= 0.0):
-            raise RequestError(Result.OPERATION_FAILED, f"real_time_factor must be a finite "
-                               f"number >= 0 (0: as fast as possible), got {factor}")
+        problem = real_time_factor_problem(factor)
+        if problem:
+            raise RequestError(Result.OPERATION_FAILED, problem)
         self.node.set_real_time_factor(factor)
 
     def _get_real_time_factor(self, request, response):
@@ -518,8 +568,10 @@ class SimulationServices:
 
     def _save_state(self, request, response):
         state, t = self._in_sim(lambda: (self.sim.getState(), self.sim.getTime()))
-        self.states.save(state, request.id, request.path)
+        written = self.states.save(state, request.id, request.path)
         response.sim_time, response.size = t, len(state)
+        if written:
+            response.message = f"written to {written}"
 
     def _restore_state(self, request, response):
         state = self.states.load(request.id, request.path)
@@ -538,10 +590,12 @@ class SimulationServices:
 
     def _apply_wrench(self, request, response):
         w = request.wrench
-        force = finite([w.force.x, w.force.y, w.force.z], "wrench.force")
-        torque = finite([w.torque.x, w.torque.y, w.torque.z], "wrench.torque")
-        point = (finite([request.point.x, request.point.y, request.point.z], "point")
-                 if request.use_point else None)
+        force = bounded([w.force.x, w.force.y, w.force.z], bounds.MAX_FORCE, "N",
+                        "wrench.force")
+        torque = bounded([w.torque.x, w.torque.y, w.torque.z], bounds.MAX_TORQUE, "N m",
+                         "wrench.torque")
+        point = (bounded([request.point.x, request.point.y, request.point.z],
+                         bounds.MAX_POSITION, "m", "point") if request.use_point else None)
         duration = positive_duration(request.duration, "duration")
 
         def work():
@@ -565,6 +619,7 @@ class SimulationServices:
                                         kFriction=request.k_friction,
                                         kStiffness=request.k_stiffness,
                                         kDamping=request.k_damping)
+            bounds.surface(surface, "bounds")
         except ValueError as error:
             raise RequestError(Result.OPERATION_FAILED, f"surface: {error}") from None
 
@@ -577,9 +632,9 @@ class SimulationServices:
 
     def _set_padding(self, request, response):
         padding = request.padding
-        if not (math.isfinite(padding) and padding >= 0.0):
-            raise RequestError(Result.OPERATION_FAILED, f"padding must be a finite length >= 0 "
-                               f"[m], got {padding}")
+        if not 0.0 <= padding <= bounds.MAX_PADDING:
+            raise RequestError(Result.OPERATION_FAILED, f"padding must be a length in [0, "
+                               f"{bounds.MAX_PADDING:g}] m, got {padding}")
 
         def work():
             targets = target_links(self.sim.getWorld(), request.entity, request.link,

@@ -1,5 +1,9 @@
 """~/status (sim_node/SimStatus): sim time, real-time factors, pause, steps, engine status and
-the health and cost of every plugin, at `rate` [Hz] of wall time."""
+the health and cost of every plugin, at `rate` [Hz] of wall time.
+
+engine_status is the worst since the last message: a blow-up the node recovered from in between
+is reported (STATUS_UNSTABLE, engine_status_string saying when it happened, which good state
+was restored and how many recoveries there were), not only the status of the last step."""
 from __future__ import annotations
 
 import time
@@ -33,8 +37,9 @@ class StatusPublisher:
         status.target_real_time_factor = float(node.real_time_factor)
         status.paused = bool(node.paused)
         status.step_count = int(node.step_count)
-        status.engine_status = int(sim.getStatus())
-        status.engine_status_string = sim.getStatusString()
+        engine_status, text = node.engine_report()
+        status.engine_status = int(engine_status)
+        status.engine_status_string = text
         for plugin in sim.getPlugins():
             entry = PluginStatus()
             entry.name = plugin.ctx.name if plugin.ctx else type(plugin).__name__

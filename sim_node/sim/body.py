@@ -18,15 +18,9 @@ from transforms3d.quaternions import mat2quat, quat2mat
 from sim_node.model.robot import RobotModelLink
 from sim_node.model.surface import SurfaceParameters
 from sim_node.model.world import RigidObjectModel, TerrainModel
+from sim_node.sim import bounds
 
 _KINEMATIC, _FREE, _ROBOT = 1, 2, 3
-
-
-def _vector3(x, what: str) -> np.ndarray:
-    a = np.asarray(x, dtype=float)
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{what}: expected 3 finite numbers, got {x!r}")
-    return a
 
 
 def _rotation(R, what: str) -> np.ndarray:
@@ -132,13 +126,16 @@ class SimBody:
     def setTransform(self, R, t):
         """Place the body by its centre-of-mass frame (see getTransform)."""
         R = _rotation(R, "setTransform")
-        t = _vector3(t, "setTransform translation")
+        t = bounds.position(t, "setTransform translation")
         self.setObjectTransform(R, t - R @ self._com_local)
 
     def setObjectTransform(self, R, t):
         """Place the body by its link or object frame."""
         R = _rotation(R, "setObjectTransform")
-        t = _vector3(t, "setObjectTransform translation")
+        t = bounds.position(t, "setObjectTransform translation")
+        if self._is_object() and np.any(np.abs(t + R @ self._com_local) > bounds.MAX_POSITION):
+            raise ValueError(f"setObjectTransform: the centre of mass would be beyond the "
+                             f"bound |x| <= {bounds.MAX_POSITION:g} m")
         scene = self._sim._scene
         if self._is_object():
             s = self._free_state()
@@ -176,8 +173,8 @@ class SimBody:
     def setVelocity(self, w, v):
         """Set the angular velocity w and the centre-of-mass velocity v (world axes). For a
         kinematic body (dynamics disabled) this is the motion it keeps."""
-        w = _vector3(w, "setVelocity angular")
-        v = _vector3(v, "setVelocity linear")
+        w = bounds.angular_velocity(w, "setVelocity angular")
+        v = bounds.linear_velocity(v, "setVelocity linear")
         scene = self._sim._scene
         if self._is_object():
             s = self._free_state()
@@ -209,6 +206,7 @@ class SimBody:
             raise TypeError(f"setSurface expects SurfaceParameters, got {type(surface).__name__}")
         SurfaceParameters(surface.kRestitution, surface.kFriction, surface.kStiffness,
                           surface.kDamping)      # validates a possibly mutated instance
+        bounds.surface(surface, "setSurface")
         self._sim._scene.set_body_surface(self._body, surface.kRestitution, surface.kFriction,
                                           surface.kStiffness, surface.kDamping)
 
@@ -216,31 +214,32 @@ class SimBody:
         return self._sim._scene.get_body_padding(self._body)
 
     def setCollisionPadding(self, padding: float):
-        """Boundary-layer thickness [m] of this body (seed 002; 2.5 mm by default)."""
+        """Boundary-layer thickness [m] of this body (seed 002; 2.5 mm by default), within
+        [0, MAX_PADDING] (sim_node.sim.bounds)."""
         padding = float(padding)
-        if not (0.0 <= padding < np.inf):
-            raise ValueError(f"setCollisionPadding: padding must be a finite length >= 0, "
-                             f"got {padding}")
+        if not (0.0 <= padding <= bounds.MAX_PADDING):
+            raise ValueError(f"setCollisionPadding: padding must be a length in [0, "
+                             f"{bounds.MAX_PADDING:g}] m, got {padding}")
         self._sim._scene.set_body_padding(self._body, padding)
 
     # -- forces (held over the next simulate() call) --------------------------------------
     def applyForceAtPoint(self, fw, pw):
         """Add the world force fw [N] at the world point pw [m]."""
-        fw = _vector3(fw, "applyForceAtPoint force")
-        pw = _vector3(pw, "applyForceAtPoint point")
+        fw = bounds.force(fw, "applyForceAtPoint force")
+        pw = bounds.position(pw, "applyForceAtPoint point")
         com = self.getTransform()[1]
         self._add(fw, np.cross(pw - com, fw))
 
     def applyForceAtLocalPoint(self, fw, pl):
         """Add the world force fw [N] at the point pl given in the body frame (getTransform)."""
-        fw = _vector3(fw, "applyForceAtLocalPoint force")
-        pl = _vector3(pl, "applyForceAtLocalPoint point")
+        fw = bounds.force(fw, "applyForceAtLocalPoint force")
+        pl = bounds.position(pl, "applyForceAtLocalPoint point")
         R, _ = self.getTransform()
         self._add(fw, np.cross(R @ pl, fw))
 
     def applyWrench(self, f, t):
         """Add the force f [N] at the centre of mass and the torque t [N m], world axes."""
-        self._add(_vector3(f, "applyWrench force"), _vector3(t, "applyWrench torque"))
+        self._add(bounds.force(f, "applyWrench force"), bounds.torque(t, "applyWrench torque"))
 
     def _add(self, force, torque):
         if not (self._is_object() or self._kind == _ROBOT):

@@ -43,6 +43,7 @@ import numpy as np
 
 from sim_node.engine import crba
 from sim_node.engine.model import Data
+from sim_node.sim import bounds
 from sim_node.sim.gains import (DEFAULT_BANDWIDTH, MAX_BANDWIDTH_STEPS, default_pid_gains,
                                  largest_mass_diagonal)
 from sim_node.sim.motionqueue import MotionQueue
@@ -216,6 +217,7 @@ class SimRobotController:
     def setPIDCommand(self, qdes, dqdes=None, tfeedforward=None):
         """PID towards qdes with velocity target dqdes (default 0) and feed-forward torque
         (default 0), held until the next command. Cancels a motion queue."""
+        self._check_command("setPIDCommand", qdes, dqdes, tfeedforward)
         if self._rotations:     # (quaternions normalised, a zero one refused by joint name)
             qdes = self._joints(qdes, "setPIDCommand", True)
         self._scene.set_commands(self._index, ACTUATOR_PID, qdes, dqdes, tfeedforward)
@@ -224,6 +226,7 @@ class SimRobotController:
     def setTorqueCommand(self, torques):
         """Torque control: these torques (clipped to the limits), held until the next command.
         Cancels a motion queue."""
+        self._check_command("setTorqueCommand", None, None, torques)
         self._scene.set_commands(self._index, ACTUATOR_TORQUE, None, None, torques)
         self._stop_queue()
 
@@ -266,6 +269,7 @@ class SimRobotController:
         duration = float(duration)
         if not duration >= 0.0:
             raise ValueError(f"setJointCommands: duration must be >= 0, got {duration}")
+        self._check_command("setJointCommands", qdes, dqdes, tfeedforward)
         self._scene.set_joint_commands(self._index, index, modes[mode], qdes, dqdes,
                                        tfeedforward, duration)
         self._stop_queue()
@@ -332,6 +336,11 @@ class SimRobotController:
             raise ValueError(f"{method}: expected {n} {what} (or {full}), got shape {np.shape(x)}")
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{method}: contains NaN or infinity; values must be finite")
+        bound, unit = ((bounds.MAX_JOINT_POSITION, "rad or m") if position
+                       else (bounds.MAX_ANGULAR_SPEED, "rad/s or m/s"))
+        if np.any(np.abs(a) > bound):       # sim_node.sim.bounds
+            raise ValueError(f"{method}: {a.tolist()} is beyond the bound |value| <= {bound:g} "
+                             f"{unit}")
         if position:
             for iq, _ in self._rotations:
                 norm = np.linalg.norm(a[iq:iq + 4])
@@ -344,6 +353,15 @@ class SimRobotController:
                 if abs(norm - 1.0) > 1e-12:
                     a[iq:iq + 4] /= norm
         return a
+
+    @staticmethod
+    def _check_command(method: str, qdes, dqdes, torques):
+        # magnitudes only (shapes are the engine's check): sim_node.sim.bounds
+        for x, bound, what, unit in ((qdes, bounds.MAX_JOINT_POSITION, "qdes", "rad or m"),
+                                     (dqdes, bounds.MAX_ANGULAR_SPEED, "dqdes", "rad/s or m/s"),
+                                     (torques, bounds.MAX_TORQUE, "torques", "N m or N")):
+            if x is not None:
+                bounds.bounded(x, bound, f"{method} {what}", unit)
 
     @staticmethod
     def _duration(dt, method: str) -> float:
@@ -418,6 +436,9 @@ class SimRobotController:
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"setState: bad controller state for robot "
                              f"'{self._robot.getName()}' ({e})") from None
+        if not (0.0 < rate < math.inf and math.isfinite(next_tick)):
+            raise ValueError(f"setState: bad controller state for robot "
+                             f"'{self._robot.getName()}' (rate {rate}, next tick {next_tick})")
         if (queue is None) != (self._queue is None):
             raise ValueError(f"setState: the state does not match robot '{self._robot.getName()}'")
         if queue is not None:

@@ -288,6 +288,10 @@ def parse_config(plugin_class, mapping, where: str):
             raise ValueError(f"{where}: config key '{key}' of plugin {plugin} must be "
                              f"{_describe(annotation)}, got {mapping[key]!r}")
         values[key] = value
+    seed = values.get("seed")
+    if seed is not None and not 0 <= seed < 2 ** 64:
+        raise ValueError(f"{where}: config key 'seed' of plugin {plugin} must be an integer in "
+                         f"[0, 2^64), got {seed}")
     try:
         return plugin_class.Config(**values)
     except ValueError as e:            # a Config's own checks (__post_init__)

@@ -25,6 +25,7 @@ import numpy as np
 
 from sim_node.model.robot import RobotModel, RobotModelLink, normalized_config
 from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel
+from sim_node.sim import bounds
 from sim_node.sim.build import build_scene
 
 STATUS_NORMAL = 0
@@ -41,6 +42,7 @@ STATUS_STRINGS = {
 }
 
 _STATE_MAGIC = b"SIMNODE1"
+UNIT_QUATERNION_TOLERANCE = 1e-6    # accepted |norm - 1| of a restored state's quaternions
 
 
 def _entities(world) -> list:
@@ -75,15 +77,6 @@ def _command_arrays(scene) -> list:
             ("iterm", scene.robot_iterm), ("advance", scene.robot_advance)]
 
 
-def _finite_vector(x, n: int, what: str) -> np.ndarray:
-    a = np.asarray(x, dtype=float)
-    if a.shape != (n,):
-        raise ValueError(f"{what}: expected {n} numbers, got shape {np.shape(x)}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{what}: contains NaN or infinity")
-    return a
-
-
 class Simulator:
     """Simulates a WorldModel: robots with actuators, rigid objects, terrains, contact."""
 
@@ -93,8 +86,13 @@ class Simulator:
         if not isinstance(world, WorldModel):
             raise TypeError(f"Simulator needs a WorldModel, got {type(world).__name__}")
         self._world = world
-        self._layout = build_scene(world)
+        try:
+            self._layout = build_scene(world)
+        except Exception as error:      # noqa: BLE001 (geometry libraries raise their own)
+            raise ValueError(f"the world cannot be simulated: {geometry_problem(error)}") \
+                from None
         self._scene = self._layout.scene
+        self._check_surfaces()
         self._sim_dt = float(world.simulation.physics_dt)
         self._status = STATUS_NORMAL
         self._bodies = {}
@@ -110,6 +108,19 @@ class Simulator:
         # the model state each entity started from (spawned ones: their state at spawning),
         # for reset() once entities have been added or removed
         self._initial_entities = {id(e): (e, _model_state(e)) for e in _entities(world)}
+
+    def _check_surfaces(self):
+        # the world's surface parameters within the bounds (sim_node.sim.bounds.surface): a
+        # compliant layer with neither spring nor damper would give NaN at the first contact
+        from sim_node.model.surface import SurfaceParameters
+
+        for b, id_ in enumerate(self._layout.id_of_body):
+            r, f, k, c = self._scene.get_body_surface(b)
+            try:
+                bounds.surface(SurfaceParameters(r, f, k, c),
+                               f"the surface of {self._world.getName(id_)}")
+            except ValueError as error:
+                raise ValueError(f"the world cannot be simulated: {error}") from None
 
     # -- world and settings ----------------------------------------------------------------
     def getWorld(self) -> WorldModel:
@@ -140,7 +151,9 @@ class Simulator:
         return self._sim_dt
 
     def setGravity(self, g):
-        self._scene.set_gravity(_finite_vector(g, 3, "setGravity"))
+        """Gravity g [m/s^2] (3), each component within +-MAX_GRAVITY (sim_node.sim.bounds)."""
+        self._scene.set_gravity(bounds.bounded(g, bounds.MAX_GRAVITY, "setGravity", "m/s^2",
+                                               (3,)))
 
     def getGravity(self) -> np.ndarray:
         return self._scene.get_gravity()
@@ -215,10 +228,12 @@ class Simulator:
         return self._scene.time
 
     def setTime(self, t: float):
-        """Set the simulation time [s] (log playback; the state is not changed)."""
+        """Set the simulation time [s] (log playback; the state is not changed), within
+        +-MAX_TIME (sim_node.sim.bounds)."""
         t = float(t)
-        if not math.isfinite(t):
-            raise ValueError(f"setTime: the time must be finite, got {t}")
+        if not abs(t) <= bounds.MAX_TIME:
+            raise ValueError(f"setTime: the time must be finite and within +-"
+                             f"{bounds.MAX_TIME:g} s, got {t}")
         self._scene.set_time(t)
 
     # -- status ----------------------------------------------------------------------------
@@ -243,27 +258,84 @@ class Simulator:
 
     def setState(self, state: bytes):
         """Restore a state from getState() of a Simulator of the same world. A state of another
-        world raises ValueError and changes nothing."""
+        world, a corrupt one, or one holding NaN or values beyond the bounds of
+        sim_node.sim.bounds (time within +-MAX_TIME) raises ValueError and changes nothing."""
         if not isinstance(state, (bytes, bytearray)) or not bytes(state[:8]) == _STATE_MAGIC:
             raise ValueError("setState: not a sim_node simulation state")
         state = bytes(state)
         try:
             (size,) = struct.unpack_from("<Q", state, 8)
-            header = json.loads(state[16:16 + size].decode())
+            header = json.loads(state[16:16 + size].decode(), parse_constant=_no_nan)
             controllers = header["controllers"]
             extra = header["extra"]
-        except (struct.error, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+        except (struct.error, UnicodeDecodeError, ValueError, KeyError, TypeError,
+                RecursionError) as e:
             raise ValueError(f"setState: corrupt state header ({e})") from None
-        if len(controllers) != len(self._controllers):
-            raise ValueError(f"setState: the state has {len(controllers)} robots, this world "
-                             f"{len(self._controllers)}")
+        if not isinstance(controllers, list) or len(controllers) != len(self._controllers):
+            raise ValueError(f"setState: the state has "
+                             f"{len(controllers) if isinstance(controllers, list) else 'no'} "
+                             f"robots, this world {len(self._controllers)}")
         parsed = [c._parse_state(s) for c, s in zip(self._controllers, controllers)]
         self._check_extra_state(extra)
-        self._scene.set_state(state[16 + size:])
+        previous = self.getState()
+        try:
+            self._scene.set_state(state[16 + size:])
+            self._check_scene_state()
+        except Exception as e:      # noqa: BLE001 (whatever the engine met: nothing changes)
+            self._scene.set_state(previous[16 + struct.unpack_from("<Q", previous, 8)[0]:])
+            raise ValueError(f"setState: {e}") from None
         for c, s in zip(self._controllers, parsed):
             c._set_state(s)
         self._set_extra_state(extra)
         self._status = STATUS_NORMAL
+
+    def _check_scene_state(self):
+        # the engine state just set: time, positions and velocities within the bounds, unit
+        # quaternions (ValueError naming the entity otherwise)
+        scene, world = self._scene, self._world
+        if not abs(scene.time) <= bounds.MAX_TIME:
+            raise ValueError(f"the time {scene.time!r} is beyond the bound |t| <= "
+                             f"{bounds.MAX_TIME:g} s")
+        for r in range(world.numRobots()):
+            robot = world.robot(r)
+            q, v = scene.robot_q[r], scene.robot_v[r]
+            what = f"robot '{robot.getName()}'"
+            bounded = bounds.bounded
+            if robot.isFloatingBase():
+                bounded(q[0:3], bounds.MAX_POSITION, f"{what} base position", "m")
+                _unit_quaternion(q[3:7], f"{what} base orientation")
+                bounded(v[0:3], bounds.MAX_LINEAR_SPEED, f"{what} base velocity", "m/s")
+                bounded(v[3:6], bounds.MAX_ANGULAR_SPEED, f"{what} base angular velocity",
+                        "rad/s")
+            start = 7 if robot.isFloatingBase() else 0
+            bounded(q[start:], bounds.MAX_JOINT_POSITION, f"{what} configuration", "rad or m")
+            bounded(v[6 if robot.isFloatingBase() else 0:], bounds.MAX_ANGULAR_SPEED,
+                    f"{what} velocity", "rad/s or m/s")
+            # what the actuators hold: gains, targets, feed-forward and integral terms
+            for name, gains in (("kP", scene.robot_kp[r]), ("kI", scene.robot_ki[r]),
+                                ("kD", scene.robot_kd[r])):
+                if not np.all((gains >= 0.0) & (gains <= bounds.MAX_GAIN)):
+                    raise ValueError(f"{what} {name} gains {gains.tolist()} are outside [0, "
+                                     f"{bounds.MAX_GAIN:g}]")
+            bounded(scene.robot_q_des[r], bounds.MAX_JOINT_POSITION, f"{what} position targets",
+                    "rad or m")
+            bounded(scene.robot_v_des[r], bounds.MAX_ANGULAR_SPEED, f"{what} velocity targets",
+                    "rad/s or m/s")
+            for name, array in (("feed-forward torques", scene.robot_tau_ff[r]),
+                                ("integral terms", scene.robot_iterm[r]),
+                                ("torques", scene.robot_tau[r])):
+                bounded(array, bounds.MAX_TORQUE, f"{what} {name}", "N m or N")
+            if not np.all(scene.robot_advance[r] >= 0.0):
+                raise ValueError(f"{what}: negative target advance times")
+        if len(scene.free_state):
+            free = scene.free_state
+            bounds.bounded(free[:, 0:3], bounds.MAX_POSITION, "rigid object positions", "m")
+            bounds.bounded(free[:, 7:10], bounds.MAX_LINEAR_SPEED, "rigid object velocities",
+                           "m/s")
+            bounds.bounded(free[:, 10:13], bounds.MAX_ANGULAR_SPEED,
+                           "rigid object angular velocities", "rad/s")
+            for row in free:
+                _unit_quaternion(row[3:7], "a rigid object's orientation")
 
     def reset(self):
         """Back to the state the Simulator started in (settings such as surfaces, paddings,
@@ -294,7 +366,8 @@ class Simulator:
         if entity.getName() in {e.getName() for e in _entities(self._world)}:
             raise ValueError(f"addEntity: the world already has an entity named "
                              f"'{entity.getName()}'")
-        self._rebuild(lambda world: world.add(entity))
+        self._rebuild(lambda world: world.add(entity), undo=lambda world: world.remove(entity),
+                      what=f"addEntity: '{entity.getName()}'")
         self._initial_entities[id(entity)] = (entity, _model_state(entity))
 
     def removeEntity(self, entity):
@@ -302,14 +375,17 @@ class Simulator:
         addEntity for the others)."""
         if not any(e is entity for e in _entities(self._world)):
             raise ValueError(f"removeEntity: {entity!r} is not in this simulator's world")
-        self._rebuild(lambda world: world.remove(entity))
+        self._rebuild(lambda world: world.remove(entity), undo=lambda world: world.add(entity),
+                      what=f"removeEntity: '{entity.getName()}'")
         self._initial_entities.pop(id(entity), None)
 
-    def _rebuild(self, change, from_world: bool = False):
+    def _rebuild(self, change, from_world: bool = False, undo=None, what: str = "rebuild"):
         """Apply `change` to the world and rebuild the engine scene, carrying over time,
         gravity, solver options, robot commands and controllers, body settings and contact
         feedback by entity (from_world: the robots' and objects' states come from their
-        models instead of the simulation)."""
+        models instead of the simulation). When the new scene cannot be built (geometry that
+        cannot be simulated), `undo` puts the world back, the simulation is untouched and a
+        ValueError (starting with `what`) says why."""
         from sim_node.sim.controller import SimRobotController
 
         scene, layout, world = self._scene, self._layout, self._world
@@ -328,7 +404,14 @@ class Simulator:
                        tolerance=scene.tolerance, regularization=scene.regularization)
         time = scene.time
         change(world)
-        self._layout = build_scene(world, **options)
+        try:
+            layout = build_scene(world, **options)
+        except Exception as error:      # noqa: BLE001 (geometry libraries raise their own)
+            if undo is not None:
+                undo(world)
+            raise ValueError(f"{what} cannot be simulated: {geometry_problem(error)}") \
+                from None
+        self._layout = layout
         self._scene = scene = self._layout.scene
         scene.set_time(time)
         self._bodies, self._qdata, self._pending = {}, {}, {}
@@ -405,10 +488,12 @@ class Simulator:
 
     def setActualConfig(self, robot, q):
         """Place a robot: its whole configuration q (nq; quaternions are normalised unless
-        they are unit ones already, a zero one is refused). For playing back logs and resetting
-        scenes; the PID targets stay."""
+        they are unit ones already, a zero one is refused), within the bounds and joint limits
+        of sim_node.sim.bounds.robot_config. For playing back logs and resetting scenes; the
+        PID targets stay."""
         r = self._robot_index(robot)
         model = self._world.robot(r)
+        bounds.robot_config(model, q, f"setActualConfig of robot '{model.getName()}'")
         q = normalized_config(model.structure, q,
                               f"setActualConfig of robot '{model.getName()}'")
         self._scene.robot_q[r][:] = q
@@ -418,8 +503,8 @@ class Simulator:
         """Set a robot's whole velocity v (nv, the layout of DESIGN.md §3)."""
         r = self._robot_index(robot)
         model = self._world.robot(r)
-        self._scene.robot_v[r][:] = _finite_vector(
-            v, model.model.nv, f"setActualVelocity of robot '{model.getName()}'")
+        self._scene.robot_v[r][:] = bounds.robot_velocity(
+            model, v, f"setActualVelocity of robot '{model.getName()}'")
 
     def getLinkTransforms(self, robot):
         """World placements of every link of a robot in the simulated state: (R (nlinks, 3, 3),
@@ -688,6 +773,30 @@ class Simulator:
         from sim_node.model.surface import _harmonic
 
         return _harmonic(self._scene.get_body_surface(a)[1], self._scene.get_body_surface(b)[1])
+
+
+def geometry_problem(error: Exception) -> str:
+    """What a failed scene build means for a user, without the library's exception names."""
+    if type(error).__name__ == "QhullError":        # scipy.spatial (Qhull), via trimesh
+        return ("the convex hull of a collision mesh cannot be built (its points are fewer "
+                "than 4 or all in one plane)")
+    if isinstance(error, MemoryError):
+        return "it needs more memory than is available"
+    return str(error) or "its collision geometry is not usable"
+
+
+def _no_nan(constant: str) -> float:
+    # json's non-standard constants: Infinity is part of some states, NaN never
+    if constant == "NaN":
+        raise ValueError("the state holds NaN")
+    return float(constant)
+
+
+def _unit_quaternion(q, what: str):
+    with np.errstate(over="ignore"):       # (huge components: an infinite norm, refused)
+        norm = math.sqrt(float(np.dot(q, q)))
+    if not abs(norm - 1.0) <= UNIT_QUATERNION_TOLERANCE:
+        raise ValueError(f"{what}: the quaternion {np.asarray(q).tolist()} is not a unit one")
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -224,8 +224,11 @@ def _record(client, start: bool, directory: str = ""):
 
 @pytest.fixture(scope="module")
 def service_node(tmp_path_factory):
+    data_dir = tmp_path_factory.mktemp("record_data")
     node, client = start_node(tmp_path_factory, "record_service_node",
-                              {"world": str(PENDULUM_WORLD), "real_time_factor": 1.0})
+                              {"world": str(PENDULUM_WORLD), "real_time_factor": 1.0,
+                               "data_dir": str(data_dir)})
+    client.data_dir = data_dir      # ~/record creates bags in it (client_files.py)
     try:
         client.subscribe(Clock, "/clock", DEEP, keep=10)
         client.subscribe(JointState, JOINT_STATES, DEEP)
@@ -236,22 +239,22 @@ def service_node(tmp_path_factory):
         node.stop()
 
 
-def test_record_service_starts_and_stops_bags_and_refuses_bad_requests(service_node, tmp_path):
+def test_record_service_starts_and_stops_bags_and_refuses_bad_requests(service_node):
     _, client = service_node
-    bag = tmp_path / "service_bag"
+    bag = client.data_dir / "service_bag"
     refused = _record(client, False)
     assert not refused.success and "not recording" in refused.message
-    started = _record(client, True, str(bag))
+    started = _record(client, True, "service_bag")
     assert started.success and started.directory == str(bag)
-    again = _record(client, True, str(tmp_path / "second"))
+    again = _record(client, True, "second")
     assert not again.success and "already recording" in again.message
-    assert not (tmp_path / "second").exists()
+    assert not (client.data_dir / "second").exists()
     _wait_clock(client, _last_clock(client) + 200_000_000)
     stopped = _record(client, False)
     assert stopped.success and stopped.directory == str(bag)
     refused = _record(client, False)
     assert not refused.success and "not recording" in refused.message
-    existing = _record(client, True, str(bag))
+    existing = _record(client, True, "service_bag")
     assert not existing.success and "exists" in existing.message
     messages = _read(bag)
     _assert_contiguous_steps(messages, cut=True)
@@ -260,10 +263,10 @@ def test_record_service_starts_and_stops_bags_and_refuses_bad_requests(service_n
     assert t0 > DT_NS           # started mid-run
 
 
-def test_sigkill_leaves_a_readable_prefix_of_the_run(service_node, tmp_path):
+def test_sigkill_leaves_a_readable_prefix_of_the_run(service_node):
     node, client = service_node
-    bag = tmp_path / "killed_bag"
-    assert _record(client, True, str(bag)).success
+    bag = client.data_dir / "killed_bag"
+    assert _record(client, True, str(bag)).success       # absolute, inside the data dir
     start = _last_clock(client)
     # flush_period 1 s of wall time; sim time runs no faster than wall time here (factor 1)
     _wait_clock(client, start + 2_500_000_000)

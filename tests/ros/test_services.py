@@ -78,8 +78,10 @@ def client(tmp_path_factory):
     world.write_text(WORLD)
     domain = next_domain()
     node = NodeProcess(domain, {"world": str(world), "paused": True, "real_time_factor": 0.0,
-                                "status_rate": 0.0}, log_path=directory / "node.log")
+                                "status_rate": 0.0, "data_dir": str(directory / "data")},
+                       log_path=directory / "node.log")
     client = Client(domain)
+    client.data_dir = directory / "data"
     try:
         client.subscribe(Clock, "/clock", DEEP)
         client.subscribe(JointState, "/pendulum/joint_states", DEEP)
@@ -359,18 +361,19 @@ def joint_states_of_steps(client, steps: int) -> list:
             for m in new_messages(client, "/pendulum/joint_states", seen, steps)]
 
 
-def test_restore_state_continues_with_identical_joint_states(sim, tmp_path):
+def test_restore_state_continues_with_identical_joint_states(sim):
     step(sim, 30)
-    path = tmp_path / "state.bin"
-    saved = call(sim, SaveState, "save_state", id="at30", path=str(path))
+    path = sim.data_dir / "states" / "state.bin"         # a relative path: in the data dir
+    saved = call(sim, SaveState, "save_state", id="at30", path="states/state.bin")
     assert saved.success, saved.message
+    assert saved.message == f"written to {path}"
     assert saved.sim_time == pytest.approx(30 * DT, abs=1e-12)
     assert saved.size == path.stat().st_size > 0
     first = joint_states_of_steps(sim, 50)
     faller_first = entity(sim, "faller")
     assert first[0][0] == pytest.approx(saved.sim_time, abs=1e-9)
     assert first[0][1] != first[-1][1]                  # it swings
-    for source in ({"id": "at30"}, {"path": str(path)}):
+    for source in ({"id": "at30"}, {"path": "states/state.bin"}, {"path": str(path)}):
         restored = call(sim, RestoreState, "restore_state", **source)
         assert restored.success, restored.message
         assert restored.sim_time == saved.sim_time
@@ -383,14 +386,15 @@ def test_bad_save_and_restore_requests_change_nothing(sim, tmp_path):
     assert call(sim, SaveState, "save_state", id="seven").success
     neither = call(sim, SaveState, "save_state")
     assert not neither.success and "id" in neither.message and "path" in neither.message
-    unwritable = call(sim, SaveState, "save_state", path=str(tmp_path / "no" / "dir" / "s"))
-    assert not unwritable.success and "cannot write" in unwritable.message
+    outside = call(sim, SaveState, "save_state", path=str(tmp_path / "s"))
+    assert not outside.success and "outside the data directory" in outside.message
+    assert not (tmp_path / "s").exists()
     unknown = call(sim, RestoreState, "restore_state", id="never")
     assert not unknown.success and "'seven'" in unknown.message
     both = call(sim, RestoreState, "restore_state", id="seven", path="x")
     assert not both.success and "not both" in both.message
     missing = call(sim, RestoreState, "restore_state", path=str(tmp_path / "missing.bin"))
-    assert not missing.success and "cannot read" in missing.message
+    assert not missing.success and "no file" in missing.message
     garbage = tmp_path / "garbage.bin"
     garbage.write_bytes(b"not a state")
     corrupt = call(sim, RestoreState, "restore_state", path=str(garbage))
@@ -487,8 +491,13 @@ def test_bad_surface_requests_are_refused_whole(sim):
         "kRestitution must be in [0, 1]": dict(entity="box", k_restitution=2.0),
         "kFriction must be non-negative": dict(entity="box", k_friction=-1.0),
         "kFriction must be finite": dict(entity="box", k_friction=math.inf),
-        "no entity named 'nothing'": dict(entity="nothing"),
-        "has no link 'hand'": dict(entity="pendulum", link="hand"),
+        "no entity named 'nothing'": dict(entity="nothing", k_stiffness=math.inf,
+                                          k_damping=math.inf),
+        "has no link 'hand'": dict(entity="pendulum", link="hand", k_stiffness=math.inf,
+                                   k_damping=math.inf),
+        # a compliant layer of neither spring nor damper gave NaN (found by the fuzz)
+        "kStiffness 0.0 must be inf (rigid) or within [1, 1e+12] N/m": dict(entity="box"),
+        "kFriction 1e+300 is beyond the bound 1000": dict(entity="box", k_friction=1e300),
     }
     for expected, fields in cases.items():
         response = call(sim, SetSurface, "set_surface", **fields)
@@ -514,9 +523,9 @@ def test_a_thicker_padding_holds_a_box_higher_within_the_summed_boundary_layers(
         assert 2 * gap_default < gap < padding + ground_padding
     finally:
         call(sim, SetPadding, "set_padding", entity="box", padding=ground_padding)
-    for bad in (-0.001, math.nan, math.inf):
+    for bad in (-0.001, math.nan, math.inf, 1.5):
         response = call(sim, SetPadding, "set_padding", entity="box", padding=bad)
-        assert not response.success and "finite length >= 0" in response.message
+        assert not response.success and "a length in [0, 0.1] m" in response.message
 
 
 # -- real-time factor -------------------------------------------------------------------------
@@ -526,7 +535,8 @@ def test_real_time_factor_is_set_and_read_back_and_negative_is_refused(sim):
         read = call(sim, GetRealTimeFactor, "get_real_time_factor")
         assert read.target_real_time_factor == 2.5
         refused = call(sim, SetRealTimeFactor, "set_real_time_factor", real_time_factor=-1.0)
-        assert not refused.success and ">= 0" in refused.message
+        assert not refused.success and "0 (as fast as possible) or within [0.001, 1000]" \
+            in refused.message
         assert call(sim, GetRealTimeFactor,
                     "get_real_time_factor").target_real_time_factor == 2.5
     finally:

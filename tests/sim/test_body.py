@@ -141,6 +141,15 @@ def test_padding_and_surface_changes_act_on_contact(tmp_path):
         ball.setCollisionPadding(-1.0)
     with pytest.raises(TypeError, match="SurfaceParameters"):
         ball.setSurface({"kFriction": 1.0})
+    # found by the service fuzz: kStiffness = kDamping = 0 (the pair's blend too) made the
+    # compliant layer's k dt + c zero: NaN impulses at every step
+    surface.kStiffness, surface.kDamping = 0.0, 0.0
+    with pytest.raises(ValueError, match=r"kStiffness 0.0 must be inf \(rigid\) or within"):
+        ball.setSurface(surface)
+    surface.kStiffness, surface.kDamping = 1e4, 5e300
+    with pytest.raises(ValueError, match=r"kDamping 5e\+300 must be inf"):
+        ball.setSurface(surface)
+    assert ball.getSurface().kRestitution == 0.9 and math.isinf(ball.getSurface().kStiffness)
 
 
 def test_floating_base_root_link_can_be_placed_and_pushed():
@@ -178,7 +187,7 @@ def test_terrains_are_static(tmp_path):
 @pytest.mark.parametrize("call, message", [
     (lambda b: b.setTransform(np.eye(3) * 2, [0, 0, 0]), "not a rotation"),
     (lambda b: b.setTransform(np.eye(3), [0, math.nan, 0]), "finite"),
-    (lambda b: b.setVelocity([0, 0], [0, 0, 0]), "3 finite numbers"),
+    (lambda b: b.setVelocity([0, 0], [0, 0, 0]), r"expected shape \(3,\)"),
     (lambda b: b.applyForceAtPoint([math.inf, 0, 0], [0, 0, 0]), "finite"),
 ])
 def test_bad_body_requests_raise_and_change_nothing(tmp_path, call, message):
@@ -207,3 +216,41 @@ def test_many_kinematic_objects_step_normally(tmp_path):
         sim.simulate(0.01)
         assert sim.getStatusString() == "normal"
     assert sim.body(world.rigidObject("cube")).getTransform()[1][2] == 1.0
+
+
+@pytest.mark.parametrize("call, message", [
+    # the measured abuses: 2,000 m/s, a 1e308 pose and force
+    (lambda b: b.setVelocity([0, 0, 0], [2000.0, 0, 0]),
+     r"setVelocity linear: component 0 = 2000.0 is beyond the bound \|value\| <= 1000 m/s"),
+    (lambda b: b.setVelocity([0, 0, 2e4], [0, 0, 0]),
+     r"setVelocity angular: component 2 = 20000.0 is beyond the bound \|value\| <= 10000 rad/s"),
+    (lambda b: b.setObjectTransform(np.eye(3), [1e308, 0, 0]),
+     r"setObjectTransform translation: component 0 = 1e\+308 is beyond the bound"),
+    (lambda b: b.setTransform(np.eye(3), [0, 0, -2e4]), r"setTransform translation"),
+    (lambda b: b.applyWrench([0, 0, 1e308], [0, 0, 0]),
+     r"applyWrench force: component 2 = 1e\+308 is beyond the bound \|value\| <= 1e\+09 N"),
+    (lambda b: b.applyWrench([0, 0, 0], [2e9, 0, 0]), r"applyWrench torque.*1e\+09 N m"),
+    (lambda b: b.applyForceAtPoint([1, 0, 0], [0, 1e5, 0]), r"applyForceAtPoint point"),
+    (lambda b: b.setCollisionPadding(0.2), r"padding must be a length in \[0, 0.1\] m"),
+])
+def test_absurd_values_are_refused_with_the_field_named_and_change_nothing(tmp_path, call,
+                                                                          message):
+    world = objects_world(tmp_path)
+    sim = sim_node.Simulator(world)
+    body = sim.body(world.rigidObject("brick"))
+    with pytest.raises(ValueError, match=message):
+        call(body)
+    sim.simulate(0.01)
+    other = sim_node.Simulator(world)
+    other.simulate(0.01)
+    assert sim.getState() == other.getState()
+
+
+def test_values_at_the_bounds_are_accepted(tmp_path):
+    world = objects_world(tmp_path)
+    sim = sim_node.Simulator(world)
+    body = sim.body(world.rigidObject("ball"))
+    body.setVelocity([0, 0, 1e4], [1e3, 0, 0])
+    body.applyWrench([1e9, 0, 0], [0, 0, 1e9])
+    w, v = body.getVelocity()
+    assert w[2] == 1e4 and v[0] == 1e3

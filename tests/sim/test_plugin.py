@@ -204,3 +204,57 @@ def test_context_generator_draws_the_seeded_stream_and_reseed_restarts_it():
     assert derived.seed == derive_seed("noise", "pendulum")
     world_ctx = make_context(sim, "noise", None)
     assert world_ctx.controller is None and world_ctx.seed == derive_seed("noise", None)
+
+
+# every float setting of the shipped plugins that is a rate, a noise level, a limit or a time:
+# NaN and negative values are refused, the key named (world files reach these through YAML)
+_NON_NEGATIVE = ("rate", "period", "noise", "std", "threshold", "debounce", "timeout", "radius",
+                 "separation")
+_REQUIRED = {"imu": {"link": "base"}, "contact_sensor": {"link": "base"},
+             "force_torque": {"joint": "j"}, "diff_drive": {"left_joint": "l", "right_joint": "r"}}
+
+
+def _shipped_float_keys():
+    import dataclasses
+    import typing
+
+    cases = []
+    for group in (SENSOR_GROUP, ACTUATOR_GROUP):
+        for name in available_plugins(group):
+            cls = load_plugin_class(group, name)
+            if not cls.__module__.startswith("sim_node.plugins"):
+                continue
+            hints = typing.get_type_hints(cls.Config)
+            for field in dataclasses.fields(cls.Config):
+                if hints[field.name] is float and any(w in field.name for w in _NON_NEGATIVE):
+                    cases.append((group, name, field.name))
+    return cases
+
+
+@pytest.mark.parametrize("group, name, key", _shipped_float_keys())
+@pytest.mark.parametrize("value", [float("nan"), -1.0, float("inf")])
+def test_shipped_plugins_refuse_nan_negative_and_infinite_rates_noise_and_limits(group, name,
+                                                                                  key, value):
+    cls = load_plugin_class(group, name)
+    mapping = dict(_REQUIRED.get(name, {}), **{key: value})
+    with pytest.raises(ValueError, match=rf"'{name}'.*\b{key}\b"):
+        parse_config(cls, mapping, f"robot 'r' plugins[0] ('{name}')")
+
+
+def test_the_shipped_float_settings_are_all_covered():
+    keys = {key for _, _, key in _shipped_float_keys()}
+    assert {"rate", "accelerometer_noise", "gyro_bias_std", "force_noise", "debounce",
+            "force_threshold", "cmd_timeout", "wheel_radius", "position_noise"} <= keys
+
+
+@pytest.mark.parametrize("bias", [[float("nan"), 0.0, 0.0], [0.0, float("inf"), 0.0]])
+def test_non_finite_list_settings_are_refused_with_the_key_named(bias):
+    cls = load_plugin_class(SENSOR_GROUP, "imu")
+    with pytest.raises(ValueError, match="config key 'gyro_bias'"):
+        parse_config(cls, {"link": "base", "gyro_bias": bias}, "imu")
+
+
+@pytest.mark.parametrize("seed", [-1, 2 ** 64])
+def test_a_seed_outside_the_generators_range_is_refused_with_the_key_named(seed):
+    with pytest.raises(ValueError, match=r"config key 'seed' .* \[0, 2\^64\)"):
+        parse_config(Configured, {"gain": 1.0, "seed": seed}, "here")

@@ -402,3 +402,187 @@ def test_no_contacts_are_reported_after_a_reset_or_restore_until_the_next_step(t
         assert len(sim.getAllContacts()["depth"]) == 0
         sim.simulate(0.001)
         assert len(sim.getAllContacts()["depth"]) > 0
+
+
+def _quadruped():
+    world = sim_node.WorldModel()
+    world.readFile(REPO / "data" / "worlds" / "quadruped.yaml")
+    return world, sim_node.Simulator(world)
+
+
+@pytest.mark.parametrize("call, message", [
+    # the issue's measured abuses: a config of -1e308, a 2,000 m/s base, gravity and time
+    (lambda s, q, v: s.setActualConfig(0, np.r_[q[:7], np.full(len(q) - 7, -1e308)]),
+     r"setActualConfig of robot 'quadruped': joint '\w+' = -1e\+308 is beyond the bound "
+     r"\|q\| <= 10000"),
+    (lambda s, q, v: s.setActualConfig(0, np.r_[1e308, q[1:]]),
+     r"the base position: component 0 = 1e\+308 is beyond the bound \|value\| <= 10000 m"),
+    (lambda s, q, v: s.setActualConfig(0, np.r_[q[:7], np.full(len(q) - 7, math.nan)]),
+     r"joint '\w+' is nan \(NaN or infinity\)"),
+    (lambda s, q, v: s.setActualVelocity(0, np.r_[2000.0, v[1:]]),
+     r"setActualVelocity of robot 'quadruped': base vx = 2000.0 is beyond the bound "
+     r"\|v\| <= 1000 m/s"),
+    (lambda s, q, v: s.setActualVelocity(0, np.r_[v[:6], np.full(len(v) - 6, 2e4)]),
+     r"joint '\w+' = 20000.0 is beyond the bound \|v\| <= 10000 rad/s"),
+    (lambda s, q, v: s.setGravity([0, 0, -1e4]), r"setGravity: component 2 = -10000.0 is "
+     r"beyond the bound \|value\| <= 1000 m/s\^2"),
+    (lambda s, q, v: s.setTime(1e300), r"setTime: the time must be finite and within"),
+])
+def test_absurd_values_are_refused_by_the_simulator_with_the_field_named(call, message):
+    world, sim = _quadruped()
+    q, v = sim.getActualConfig(0), sim.getActualVelocity(0)
+    before = sim.getState()
+    with pytest.raises(ValueError, match=message):
+        call(sim, q, v)
+    assert sim.getState() == before
+
+
+def test_a_configuration_outside_the_urdf_limits_is_refused():
+    world, sim = _quadruped()
+    lower, upper = world.robot(0).getJointLimits()
+    k = int(np.flatnonzero(np.isfinite(upper))[0])
+    q = sim.getActualConfig(0)
+    q[k] = upper[k] + 0.01
+    with pytest.raises(ValueError, match=r"is outside its limits \["):
+        sim.setActualConfig(0, q)
+    q[k] = upper[k] + 0.5e-3                    # within JOINT_LIMIT_TOLERANCE: accepted
+    sim.setActualConfig(0, q)
+    assert sim.getActualConfig(0)[k] == q[k]
+
+
+def _scene_values(state: bytes):
+    # (header bytes, the engine part as float64 values) of a Simulator state
+    import struct
+    (size,) = struct.unpack_from("<Q", state, 8)
+    return state[:16 + size], np.frombuffer(state[16 + size:], dtype=np.float64).copy()
+
+
+def _with_header(state: bytes, header_json: bytes) -> bytes:
+    import struct
+    (size,) = struct.unpack_from("<Q", state, 8)
+    return state[:8] + struct.pack("<Q", len(header_json)) + header_json + state[16 + size:]
+
+
+@pytest.mark.parametrize("corrupt, message", [
+    (lambda head, x: head + np.r_[math.nan, x[1:]].tobytes(), "state contains NaN"),
+    (lambda head, x: head + np.r_[x[0], 1e308, x[2:]].tobytes(),   # base x of the quadruped
+     r"robot 'quadruped' base position: component 0 = 1e\+308 is beyond"),
+    (lambda head, x: head + np.r_[1e300, x[1:]].tobytes(), r"the time 1e\+300 is beyond"),
+    # a warm-start cache entry naming body 99999: out of range, it would be read past the end
+    (lambda head, x: head + np.r_[x[:-2], 1.0, 0.0, 99999.0, 0, 0, 0, 0, 0].tobytes(),
+     r"body index"),
+    (lambda head, x: head + np.r_[x[:-2], 1e18, 0.0].tobytes(), r"cache sizes"),
+    # a patch-cache entry whose 'touched' flag is 1e300 (the fuzz found it overflowing)
+    (lambda head, x: head + np.r_[x[:-2], 0.0, 1.0, 0, 1, 0, 0, 0, 0, 0, 0, 1e300].tobytes(),
+     r"cache rows"),
+])
+def test_a_state_with_nan_absurd_values_or_bad_indices_is_refused_and_changes_nothing(
+        corrupt, message):
+    world, sim = _quadruped()
+    sim.simulate(0.01)
+    before = sim.getState()
+    head, values = _scene_values(sim_node.Simulator(world).getState())
+    assert values[-2:].tolist() == [0.0, 0.0]       # no contact caches at the start
+    with pytest.raises(ValueError, match=message):
+        sim.setState(corrupt(head, values))
+    assert sim.getState() == before
+    sim.simulate(0.01)
+    assert np.all(np.isfinite(sim.getActualConfig(0)))
+
+
+@pytest.mark.parametrize("header, message", [
+    (b'{"controllers": [NaN], "extra": null}', "holds NaN"),
+    (b"[" * 100000 + b"]" * 100000, "corrupt state header"),        # nesting: no RecursionError
+    (b'{"controllers": 7, "extra": null}', "robots"),
+])
+def test_a_state_header_with_nan_deep_nesting_or_wrong_types_is_refused(header, message):
+    world, sim = _quadruped()
+    before = sim.getState()
+    with pytest.raises(ValueError, match=message):
+        sim.setState(_with_header(before, header))
+    assert sim.getState() == before
+
+
+FLAT_URDF = """<robot name="flat"><link name="flat">
+  <inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>
+  </inertial>
+  <collision><geometry><mesh filename="flat.stl"/></geometry></collision></link></robot>
+"""
+FLAT_STL = ("solid flat\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\n"
+            "vertex 0 1 0\nendloop\nendfacet\nendsolid flat\n")
+
+
+def _flat_mesh_files(tmp_path):
+    # a single-link URDF whose collision mesh is one triangle: its convex hull cannot be built
+    (tmp_path / "flat.stl").write_text(FLAT_STL)
+    (tmp_path / "flat.urdf").write_text(FLAT_URDF)
+
+
+def test_an_entity_whose_geometry_cannot_be_simulated_is_not_added_and_changes_nothing(
+        tmp_path):
+    # a collision mesh of one triangle: its convex hull cannot be built (Qhull fails). The
+    # issue measured the name taken afterwards; the failure must leave the world as it was,
+    # name no library exception, and let the name be used again.
+    _flat_mesh_files(tmp_path)
+    (tmp_path / "flat.yaml").write_text("rigid_objects:\n  - {name: proto, urdf: flat.urdf}\n")
+    world = sim_node.WorldModel()
+    world.readFile(REPO / "data" / "worlds" / "pendulum.yaml")
+    sim = sim_node.Simulator(world)
+    sim.simulate(0.1)
+    before, names = sim.getState(), [world.getName(i) for i in range(world.numIDs())]
+    proto = sim_node.WorldModel()
+    proto.readFile(tmp_path / "flat.yaml")
+    flat = sim_node.RigidObjectModel("thing", proto.rigidObject(0).geometry,
+                                     sim_node.Mass(1.0, inertia=[0.1] * 3), t=[0, 0, 1])
+    with pytest.raises(ValueError) as failure:
+        sim.addEntity(flat)
+    message = str(failure.value)
+    assert message.startswith("addEntity: 'thing' cannot be simulated: the convex hull of a "
+                              "collision mesh cannot be built")
+    assert "Error" not in message and "QH" not in message
+    assert [world.getName(i) for i in range(world.numIDs())] == names and flat.getID() == -1
+    assert sim.getState() == before
+    sim.simulate(0.1)                       # goes on as if nothing had been tried
+    box = sim_node.RigidObjectModel("thing", world_from_yaml(ground() + """rigid_objects:
+  - name: proto
+    geometry: {box: [0.1, 0.1, 0.1]}
+    mass: 1.0
+""", tmp_path).rigidObject(0).geometry, sim_node.Mass(1.0, inertia=[0.002] * 3), t=[2, 0, 1])
+    sim.addEntity(box)
+    assert world.rigidObject("thing") is box
+
+
+def test_a_world_whose_geometry_cannot_be_simulated_is_refused_without_library_names(
+        tmp_path):
+    _flat_mesh_files(tmp_path)
+    world = world_from_yaml("rigid_objects:\n  - {name: flat, urdf: flat.urdf}\n", tmp_path)
+    with pytest.raises(ValueError, match=r"^the world cannot be simulated: the convex hull"):
+        sim_node.Simulator(world)
+
+
+def test_a_state_whose_actuators_hold_absurd_gains_or_targets_is_refused():
+    # found by the service fuzz: a restored state with kP = -1e58 passed and blew up at every
+    # step from then on (the gains are part of the state; a reset after a spawn keeps them)
+    world, sim = _quadruped()
+    before = sim.getState()
+    for array, value, message in (("robot_kp", -1e58, "kP gains"),
+                                  ("robot_kd", 1e13, "kD gains"),
+                                  ("robot_q_des", 1e300, "position targets"),
+                                  ("robot_tau_ff", -1e10, "feed-forward torques")):
+        other = sim_node.Simulator(world)
+        getattr(other._scene, array)[0][-1] = value
+        with pytest.raises(ValueError, match=message):
+            sim.setState(other.getState())
+        assert sim.getState() == before
+
+
+def test_a_world_surface_of_neither_spring_nor_damper_is_refused(tmp_path):
+    world = world_from_yaml(ground(extra=", kStiffness: 0.0, kDamping: 0.0") + """rigid_objects:
+  - name: ball
+    geometry: {sphere: 0.05}
+    mass: 0.1
+    pose: {position: [0, 0, 0.2]}
+""", tmp_path)
+    with pytest.raises(ValueError, match=r"the world cannot be simulated: the surface of "
+                                         r"ground: kStiffness 0.0 must be inf"):
+        sim_node.Simulator(world)
