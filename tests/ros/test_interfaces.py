@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from node_harness import INSTALL_LAYOUT
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Generated message code imports rosidl_parser, whose lark-parser 0.12 imports the deprecated
@@ -285,6 +287,10 @@ def test_colcon_build_of_the_repository_installs_a_runnable_package(tmp_path):
         assert installed.read_bytes() == modules[0].read_bytes()
     executable = install / "lib" / "sim_node" / "sim_node"
     assert executable.is_file() and os.access(executable, os.X_OK)
+    # the layout of the pip setup's prefix (tests/ros/test_install.py)
+    for path in INSTALL_LAYOUT:
+        assert (install / path).exists(), path
+    assert not (install / "share" / "sim_node" / "launch").is_symlink()   # os.walk-able
 
     # The installed tree on its own (as after `source install/setup.bash`) imports and runs.
     env.update(PYTHONPATH=str(package.parent),
