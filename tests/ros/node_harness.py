@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -44,12 +45,9 @@ DOMAINS_VARIABLE = "SIM_NODE_TEST_DOMAINS"
 def domain_range(text: str | None = None) -> range:
     """The ROS_DOMAIN_IDs tests may use, from `text` (default: $SIM_NODE_TEST_DOMAINS)."""
     text = os.environ.get(DOMAINS_VARIABLE, "1-101") if text is None else text
-    first, _, last = text.partition("-")
-    try:
-        domains = range(int(first), int(last or first) + 1)
-    except ValueError:
-        domains = range(0)
-    if not domains or domains.start < 0 or domains.stop > 233:
+    match = re.fullmatch(r"(\d+)(?:-(\d+))?", text.strip())
+    domains = range(int(match[1]), int(match[2] or match[1]) + 1) if match else range(0)
+    if not domains or domains.stop > 233:
         raise ValueError(f"{DOMAINS_VARIABLE}={text!r}: expected FIRST-LAST, ROS domain ids "
                          f"with 0 <= FIRST <= LAST <= 232 (e.g. 1-50)")
     return domains

@@ -9,9 +9,10 @@ the parameter's default 0, not the usual 1 ms), paused, checked from a client in
                       parameter is unset; the start-time ones are read-only, described so and
                       refused by SetParameters
     feedback          simulate_steps publishes one feedback per step with a QoS that keeps them
-                      (reliable, deep history): a client whose feedback QoS keeps them too gets
-                      50 of 50; a client with rclpy's default (reliable, depth 10) gets at least
-                      the last 10, in order, ending with the last step
+                      (reliable, deep history): a client whose feedback QoS keeps them too, and
+                      which asks for the result after the last feedback, gets 50 of 50; a client
+                      with rclpy's default (reliable, depth 10) gets at least the last 10, in
+                      order, ending with the last step
 """
 from __future__ import annotations
 
@@ -170,20 +171,22 @@ def test_physics_dt_reads_the_world_files_or_the_given_step(tmp_path, given, rea
 
 # -- simulate_steps feedback ---------------------------------------------------------------------
 def run_goal(action: ActionClient, steps: int) -> list:
-    """(completed, remaining) of every feedback received for a goal of `steps` steps."""
+    """(completed, remaining) of every feedback received for a goal of `steps` steps. The result
+    is asked for after the last step's feedback: rclpy's ActionClient drops the feedback it
+    handles after the goal's result (it forgets the feedback callback then), so a client that
+    wants every feedback must not get the result first (README)."""
     feedback = []
     goal = wait_future(action.send_goal_async(
         SimulateSteps.Goal(steps=steps),
         feedback_callback=lambda message: feedback.append(
             (message.feedback.completed_steps, message.feedback.remaining_steps))))
     assert goal.accepted
-    outcome = wait_future(goal.get_result_async())
-    assert outcome.result.result.result == Result.OK, outcome.result.result.error_message
-    # the result and the last feedback travel separately: wait for the last step's
     deadline = time.monotonic() + WAIT
     while (steps, 0) not in feedback:
         assert time.monotonic() < deadline, f"no feedback for step {steps}: {feedback[-3:]}"
         time.sleep(0.01)
+    outcome = wait_future(goal.get_result_async())
+    assert outcome.result.result.result == Result.OK, outcome.result.result.error_message
     return feedback
 
 
