@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from node_harness import INSTALL_LAYOUT
+from node_harness import INSTALL_LAYOUT, next_domain
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -205,7 +205,7 @@ def test_typesupport_of_every_package_loads_and_round_trips():
 def ros_context(monkeypatch):
     """An rclpy context on this machine only, in a domain no other test run uses."""
     import rclpy
-    domain_id = 10 + os.getpid() % 90
+    domain_id = next_domain()
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id))
     context = rclpy.Context()
