@@ -128,8 +128,10 @@ def test_ros2_run_starts_the_node_from_a_bare_shell_and_sigint_stops_it(tmp_path
     try:
         client.subscribe(Clock, "/clock", DEEP)
         stamps = [ns(m.clock) for m in client.wait_for("/clock", 20, timeout=120)]
-        # the pendulum world's 1 ms steps, one /clock each (the first ones may precede the match)
-        assert all(b - a == 1_000_000 for a, b in zip(stamps, stamps[1:]))
+        # the pendulum world's 1 ms steps (running free, the node may outrun this client: on
+        # the grid and increasing, not necessarily every one)
+        assert all(t % 1_000_000 == 0 for t in stamps)
+        assert all(b > a for a, b in zip(stamps, stamps[1:]))
     finally:
         client.close()
         code = node.stop(timeout=30)
