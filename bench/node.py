@@ -1,15 +1,15 @@
 """Node benchmark: the simulation node as a separate process over DDS, the 7-DOF arm at 1 kHz.
 
 The node (`python -m sim_node`) runs data/worlds/arm.yaml (the arm of the default world alone,
-physics_dt 1 ms) with real_time_factor 0 and its default robot plugins: joint_states, /tf and
-/clock published every step. This process talks to it over DDS on a domain of its own, on this
-machine only.
+physics_dt 1 ms; its only robot, so its topics are at the root) with real_time_factor 0 and its
+default robot plugins: joint_states, /tf and /clock published every step. This process talks to
+it over DDS on a domain of its own, on this machine only.
 
 N1 free run       ~/status at 2 Hz; RTF = sim time over wall time between the status messages of
                   a window (their sim_time over their arrival time here). Twice: with no other
                   subscriber, and with this process subscribed to joint_states, /tf and /clock
                   (counting what arrives).
-N2 lockstep       lockstep on /arm/effort_commands; this process is the topic-based controller:
+N2 lockstep       lockstep on /effort_commands; this process is the topic-based controller:
                   for every joint_states it publishes PD torques (default.yaml's kp, kd; no
                   integral term, so the arm sags a little) toward the pose of the first state.
                   Measured here per step k:
@@ -24,12 +24,19 @@ N2 lockstep       lockstep on /arm/effort_commands; this process is the topic-ba
                   physics step (after the effort limits), so the command computed from the
                   state t_k is applied at step k + 1 exactly when the joint_states stamped
                   t_{k+2} reports it as its effort. Counted value for value.
+N3 pacing         real_time_factor 1, then 2 set at run time (parameter service), then 0.5
+                  through ~/set_real_time_factor: sim time over wall time between the ~/status
+                  messages (5 Hz) of a window, against the target, and the real-time factor the
+                  status messages report (each over the wall time since the one before) against
+                  that measurement. (These were timing asserts in tests/ros/test_node_rate.py;
+                  the tests now check what the node is told and reports, not the wall clock.)
 The first 0.5 s of sim time of each run is warm-up (not measured).
 
 Targets (issue 5): RTF >= 10 at real_time_factor 0; in lockstep the command for step k is
-applied at step k + 1 (every step).
+applied at step k + 1 (every step); paced runs within 10 % of their target, the reported
+real-time factor within 10 % of the measured one.
 
-    python bench/node.py [--seconds 10] [--json out.json]
+    python bench/node.py [--seconds 10] [--only N1,N2,N3] [--json out.json]
 """
 from __future__ import annotations
 
@@ -55,7 +62,8 @@ ARM_WORLD = REPO / "data" / "worlds" / "arm.yaml"
 DT_NS = 1_000_000                   # arm.yaml's physics_dt
 WARM_UP_NS = 500 * DT_NS
 TARGET_RTF = 10.0
-STATES, EFFORT = "/arm/joint_states", "/arm/effort_commands"
+STATES, EFFORT = "/joint_states", "/effort_commands"       # the world's only robot: at the root
+PACED = (("parameter", 1.0), ("parameter", 2.0), ("service", 0.5))   # N3: how set, target
 DOMAIN = 60 + os.getpid() % 40      # a domain of its own (<= 101: DDS ports below the ephemeral range)
 START_TIMEOUT = 120.0               # [s] node start and discovery on a loaded machine
 
@@ -251,6 +259,70 @@ def lockstep_run(seconds: float) -> dict:
             "steps_per_s": 1e3 / cycle.mean(), "steps_per_s_median": 1e3 / np.median(cycle)}
 
 
+# -- N3: pacing --------------------------------------------------------------------------------
+def set_real_time_factor(client, route: str, factor: float):
+    """Through the parameter service (`ros2 param set /sim real_time_factor`) or
+    ~/set_real_time_factor."""
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    from sim_node.srv import SetRealTimeFactor
+
+    if route == "parameter":
+        srv, name = SetParameters, "/sim/set_parameters"
+        request = SetParameters.Request(parameters=[Parameter(
+            name="real_time_factor", value=ParameterValue(
+                type=ParameterType.PARAMETER_DOUBLE, double_value=factor))])
+    else:
+        srv, name = SetRealTimeFactor, "/sim/set_real_time_factor"
+        request = SetRealTimeFactor.Request(real_time_factor=factor)
+    service = client.node.create_client(srv, name)
+    if not service.wait_for_service(timeout_sec=START_TIMEOUT):
+        raise TimeoutError(f"{name} not available")
+    future = service.call_async(request)
+    deadline = time.monotonic() + START_TIMEOUT
+    while not future.done():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{name} did not answer")
+        time.sleep(0.01)
+    client.node.destroy_client(service)
+
+
+def paced_run(seconds: float) -> list:
+    from sim_node.msg import SimStatus
+
+    node = Node(world=str(ARM_WORLD), real_time_factor=1.0, paused=True, status_rate=5.0)
+    client = Client()
+    rows = []
+    try:
+        status = []
+        client.node.create_subscription(
+            SimStatus, "/sim/status", lambda m: status.append((time.monotonic(), m)), 100)
+        client.play()
+        for route, factor in PACED:
+            set_real_time_factor(client, route, factor)
+            # the first status that reports the new target, then the warm-up of sim time
+            deadline = time.monotonic() + START_TIMEOUT
+            while not status or status[-1][1].target_real_time_factor != factor:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no ~/status with target {factor}")
+                time.sleep(0.05)
+            start = len(status)
+            time.sleep(seconds)
+            window = status[start:]
+            (wall0, first), (wall1, last) = window[0], window[-1]
+            measured = (ns(last.sim_time) - ns(first.sim_time)) * 1e-9 / (wall1 - wall0)
+            reported = float(np.mean([m.real_time_factor for _, m in window[1:]]))
+            rows.append({"route": route, "target": factor, "measured": measured,
+                         "reported": reported})
+    finally:
+        client.close()
+        log = node.stop()
+        if "Traceback" in log:
+            print(log, file=sys.stderr)
+    return rows
+
+
 def percentiles(values) -> dict:
     return {"median": float(np.median(values)), "p99": float(np.percentile(values, 99)),
             "max": float(values.max())}
@@ -258,6 +330,22 @@ def percentiles(values) -> dict:
 
 # -- report --------------------------------------------------------------------------------------
 def report(results: dict):
+    if "N1" in results:
+        report_free_run(results)
+    if "N2" in results:
+        report_lockstep(results)
+    if "N3" in results:
+        print("\nN3: pacing (real_time_factor set at run time), ~/status at 5 Hz")
+        print(f"  {'set through':12s} {'target':>7s} {'measured':>9s} {'reported':>9s}  verdict "
+              f"(within 10 %)")
+        for row in results["N3"]:
+            ok = (abs(row["measured"] - row["target"]) <= 0.1 * row["target"]
+                  and abs(row["reported"] - row["measured"]) <= 0.1 * row["measured"])
+            print(f"  {row['route']:12s} {row['target']:7.2f} {row['measured']:9.3f} "
+                  f"{row['reported']:9.3f}  {'met' if ok else 'NOT met'}")
+
+
+def report_free_run(results: dict):
     print(f"\nN1: 7-DOF arm (data/worlds/arm.yaml), physics_dt 1 ms, real_time_factor 0, "
           f"joint_states + /tf + /clock every step")
     print(f"  {'subscribers':32s} {'RTF':>7s} {'steps/s':>9s} {'target':>8s}  verdict")
@@ -268,6 +356,9 @@ def report(results: dict):
               f"{'met' if row['rtf'] >= TARGET_RTF else 'NOT met'}")
     received = results["N1 subscribed"]["received_per_step"]
     print("  received here per step: " + ", ".join(f"{t} {v:.3f}" for t, v in received.items()))
+
+
+def report_lockstep(results: dict):
     lock = results["N2"]
     print(f"\nN2: lockstep on {EFFORT}, PD controller in this process, "
           f"{lock['steps']} steps")
@@ -276,10 +367,11 @@ def report(results: dict):
                       ("controller (state -> command)", "controller_ms")):
         row = lock[key]
         print(f"  {name:32s} {row['median']:8.3f} {row['p99']:8.3f} {row['max']:8.3f}")
-    step_ms = 1e3 / results["N1"]["steps_per_s"]
-    transport = lock["cycle_ms"]["median"] - lock["controller_ms"]["median"] - step_ms
-    print(f"  {'transport both ways (derived)':32s} {transport:8.3f}   (cycle - controller - "
-          f"node step {step_ms:.3f} ms, medians)")
+    if "N1" in results:
+        step_ms = 1e3 / results["N1"]["steps_per_s"]
+        transport = lock["cycle_ms"]["median"] - lock["controller_ms"]["median"] - step_ms
+        print(f"  {'transport both ways (derived)':32s} {transport:8.3f}   (cycle - controller "
+              f"- node step {step_ms:.3f} ms, medians)")
     print(f"  steps/s in lockstep: {lock['steps_per_s']:,.0f} (RTF {lock['steps_per_s'] / 1e3:.2f})"
           f", at the median cycle {lock['steps_per_s_median']:,.0f}; states missing: "
           f"{lock['missing_states']}; lockstep timeouts logged: {lock['timeouts_logged']}")
@@ -293,11 +385,21 @@ def main(argv=None) -> int:
     parser.add_argument("--seconds", type=float, default=10.0,
                         help="measured wall time of each free run, and sim time of the "
                              "lockstep run [s]")
+    parser.add_argument("--only", default="N1,N2,N3",
+                        help="comma-separated runs (default: N1,N2,N3)")
     parser.add_argument("--json", help="write the results to this file")
     args = parser.parse_args(argv)
-    results = {"N1": free_run(args.seconds, False),
-               "N1 subscribed": free_run(args.seconds, True),
-               "N2": lockstep_run(args.seconds)}
+    runs = {name.strip().upper() for name in args.only.split(",")}
+    if not runs <= {"N1", "N2", "N3"}:
+        parser.error(f"--only: runs are N1, N2, N3; got {args.only}")
+    results = {}
+    if "N1" in runs:
+        results["N1"] = free_run(args.seconds, False)
+        results["N1 subscribed"] = free_run(args.seconds, True)
+    if "N2" in runs:
+        results["N2"] = lockstep_run(args.seconds)
+    if "N3" in runs:
+        results["N3"] = paced_run(min(args.seconds, 3.0))
     report(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

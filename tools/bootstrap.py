@@ -12,7 +12,10 @@ Steps, each skipped when a stamp (a hash of its inputs) says it is up to date:
                            colcon (requirements/colcon.txt) in its own venv .venv/ros/colcon
   d. ROS interfaces        plain cmake builds into the prefix .venv/ros/install:
                              tf2_msgs, simulation_interfaces (vendor/; only if the wheels lack them)
-                             sim_node's own msg/srv          (-DSIM_NODE_INTERFACES_ONLY=ON)
+                             sim_node (-DSIM_NODE_INTERFACES_ONLY=ON): its msg/srv, and the rest
+                             of a complete ament prefix: lib/sim_node/sim_node (a launcher of
+                             the venv's python), share/sim_node/{package.xml,launch,data}
+                             (copies: rerun when data/ or launch/ change)
   e. wiring                _sim_node_ros_env.pth + module in the venv's site-packages, so that
                            .venv/bin/python finds all of it without any environment variables
 
@@ -216,17 +219,22 @@ def missing_from_wheels(names):
     return run([VENV_PYTHON, "-c", code], "import-check", env=venv_env()).split()
 
 
-def cmake_package(name, source, inputs, options=()):
-    """Configure, build and install one ament_cmake package into PREFIX (stamped)."""
+def cmake_package(name, source, inputs, options=(), installs=(), interfaces=None):
+    """Configure, build and install one ament_cmake package into PREFIX (stamped). installs:
+    files (relative to PREFIX) besides share/<name>/package.xml whose absence means a rerun;
+    interfaces: the directories of its interface definitions (default: the directories among
+    inputs), whose set of files changing means a build from scratch."""
     build = ROS / "build" / name
     stamp = Stamp(f"cmake-{name}",
                   digest(inputs + [FIX_FILE, REQUIREMENTS[0]], PREFIX, *options))
-    installed = (PREFIX / "share" / name / "package.xml").is_file()
+    installed = all((PREFIX / path).exists()
+                    for path in [f"share/{name}/package.xml", *installs])
 
     # rosidl leaves the generated code of a deleted interface in the build directory (and
     # installs it again), so a changed set of files means a build from scratch.
     file_set = Stamp(f"files-{name}", digest([], *sorted(
-        str(p.relative_to(ROOT)) for path in inputs if path.is_dir() for p in path.rglob("*"))))
+        str(p.relative_to(ROOT)) for path in (inputs if interfaces is None else interfaces)
+        if path.is_dir() for p in path.rglob("*"))))
 
     def build_and_install():
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
@@ -273,10 +281,14 @@ def build_interfaces():
         else:
             forget_package(name)   # a copy built earlier would now only get in the way
             say(f"ROS interfaces: {name} (skipped: importable without a local build)")
+    interfaces = [ROOT / "msg", ROOT / "srv", ROOT / "action"]
     cmake_package("sim_node", ROOT,
-                  [ROOT / "msg", ROOT / "srv", ROOT / "action", ROOT / "CMakeLists.txt",
-                   ROOT / "package.xml"],
-                  options=["-DSIM_NODE_INTERFACES_ONLY=ON"])
+                  [*interfaces, ROOT / "CMakeLists.txt", ROOT / "package.xml",
+                   ROOT / "cmake" / "sim_node_launcher.sh.in", ROOT / "launch", ROOT / "data"],
+                  options=["-DSIM_NODE_INTERFACES_ONLY=ON"],
+                  installs=["lib/sim_node/sim_node", "share/sim_node/launch/sim.launch.py",
+                            "share/sim_node/data/worlds/default.yaml"],
+                  interfaces=interfaces)
 
 
 # --- e. wiring --------------------------------------------------------------------------------
@@ -310,6 +322,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="stream all command output")
     VERBOSE = parser.parse_args().verbose
+    # A shell that sourced env.sh has PYTHONPATH set for foreign interpreters; the venv's own
+    # tools (pip, the colcon venv) must not import through it.
+    os.environ.pop("PYTHONPATH", None)
     start = time.monotonic()
     try:
         if shutil.which("cmake") is None:

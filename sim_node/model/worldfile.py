@@ -535,7 +535,9 @@ def _robot(ctx, entry, where, world):
         raise ctx.error(f"{where}.self_collision", f"expected true or false, got "
                         f"{_short(self_collision)}", entry)
     robot.settings = {
-        "namespace": ctx.string(entry.get("namespace", name), f"{where}.namespace"),
+        # absent: the node's namespace rule decides (sim_node/ros/namespaces.py)
+        "namespace": (ctx.string(entry["namespace"], f"{where}.namespace")
+                      if "namespace" in entry else None),
         "controller": gains,
         "body": ctx.settings(entry.get("surface"), f"{where}.surface"),
         "self_collision": self_collision,

@@ -1,9 +1,10 @@
 """What the built-in plugins share: topic and frame names, rates, throttled warnings, robot
 joint layout.
 
-Topics of a robot's plugin are ``<namespace>/<topic>`` (the robot's world-file ``namespace``,
-its name by default; an empty namespace gives ``<topic>``), relative to the node's namespace.
-World plugins (no robot) use ``<topic>``.
+Topics of a robot's plugin are ``<namespace>/<topic>``, relative to the node's namespace, with
+the robot's namespace from sim_node/ros/namespaces.py (the root for the robot of a one-robot
+world: ``<topic>``; its name among several; a world-file ``namespace`` key or the node parameter
+``robot_namespaces`` overrides). World plugins (no robot) use ``<topic>``.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from transforms3d.quaternions import mat2quat
 
-from sim_node.ros.frames import robot_prefix
+from sim_node.ros.namespaces import robot_prefix
 from sim_node.sim import bounds
 
 WARNING_PERIOD = 5.0        # [s] wall time: at most one warning per topic this often

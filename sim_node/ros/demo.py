@@ -1,7 +1,7 @@
 """The main job (`sim_node demo`, `./dev run`): the simulation node on a world, commanded over
 ROS topics by a demo controller, recorded to a bag, and summed up.
 
-    sim_node demo [--world PATH] [--duration S] [--real-time-factor X] [--bag DIR]
+    sim_node demo [--world PATH] [--duration S] [--real-time-factor X] [--lockstep] [--bag DIR]
 
 Starts the node as a separate process (`python -m sim_node`, discovery kept on this machine
 unless ROS_AUTOMATIC_DISCOVERY_RANGE says otherwise, the ROS_DOMAIN_ID of the environment)
@@ -12,6 +12,13 @@ controller would run:
     through `<ns>/position_commands` at COMMAND_RATE (every target inside the joint limits);
   - every robot with the diff_drive plugin drives a circle through `<ns>/cmd_vel`; other
     floating-base robots turn their joints through `<ns>/velocity_commands`.
+The controller's clock is the stamps of the joint states it receives. Free running (default),
+what it sends depends on how well it keeps up with the node. With --lockstep the node runs in
+lockstep with it (parameters lockstep, lockstep_topics: the controller's command topics) and it
+answers every joint state, so a run is the same on any machine: the command computed from the
+state stamped t_k acts in step k + 1; position_commands every step (during the trajectory its
+goal, which the running trajectory overrides), cmd_vel / velocity_commands every step; and it
+runs on until a ~/status arrived (published at its rate in wall time), so the summary has one.
 At the end it stops the node (SIGINT: the bag is closed) and prints the summary: the real-time
 factor, how well the commands were followed, the contacts seen, and the bag: every topic with
 its message count and rate in sim time (what the node published and received), next to the
@@ -43,6 +50,7 @@ DRIVE = (0.2, -0.4)     # cmd_vel: [m/s] forward, [rad/s] turning (a circle of 0
 WHEEL_SPEED = 2.0       # [rad/s] velocity_commands of robots without diff_drive
 MARGIN = 0.05           # keep targets this fraction of a joint's range inside its limits
 STARTUP_TIMEOUT = 60.0  # [s] of wall time for the node's first /clock
+LOCKSTEP_TIMEOUT = 30.0 # [s] the node waits for a command in --lockstep (a loaded machine)
 
 
 def parse(argv):
@@ -52,6 +60,9 @@ def parse(argv):
     parser.add_argument("--duration", type=float, default=8.0, help="simulated seconds (8)")
     parser.add_argument("--real-time-factor", type=float, default=1.0,
                         help="target sim time / wall time, 0: as fast as possible (1)")
+    parser.add_argument("--lockstep", action="store_true",
+                        help="run the node in lockstep with the controller, which then commands "
+                             "every step (a run independent of the machine's speed)")
     parser.add_argument("--bag", help="bag directory to create (default: a new one under the "
                         "temporary directory)")
     args = parser.parse_args(argv)
@@ -94,14 +105,17 @@ class _Robot:
 
 
 def robots_of(world) -> list[_Robot]:
+    """The robots of a world as the node started on it (without robot_namespaces) sees them."""
     from sim_node.plugins.common import JointLayout
+    from sim_node.ros.namespaces import assign_namespaces
 
+    namespaces = assign_namespaces(world)
     robots = []
     for r in range(world.numRobots()):
         robot = world.robot(r)
         layout = JointLayout.of(robot)
-        plugins = {p["name"] for p in robot.settings.get("plugins", [])}
-        robots.append(_Robot(robot.settings.get("namespace", robot.getName()).strip("/"),
+        plugins = {p["name"] for p in robot.settings.get("plugins") or []}
+        robots.append(_Robot(namespaces[robot.getName()],
                              layout.names, layout.lower.tolist(), layout.upper.tolist(),
                              not robot.isFloatingBase(), "diff_drive" in plugins))
     return robots
@@ -112,7 +126,8 @@ class DemoController:
     ~/status; commands the
     robots as the module docstring says. Callbacks run on one executor thread."""
 
-    def __init__(self, node, robots: list[_Robot], node_name: str = "/sim"):
+    def __init__(self, node, robots: list[_Robot], node_name: str = "/sim",
+                 every_step: bool = False):
         from geometry_msgs.msg import Twist
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
@@ -122,6 +137,7 @@ class DemoController:
 
         self.node = node
         self.robots = robots
+        self.every_step = every_step    # lockstep: a command for every joint state
         self.arrivals: dict[str, list] = {}         # topic -> [(wall, sim time)]
         self.contact_pairs: dict[tuple, int] = {}   # (entity, entity) -> messages with it
         self.status = None
@@ -177,7 +193,8 @@ class DemoController:
         t = sec + nanosec * 1e-9
         self.sim_time = max(self.sim_time, t)
         self._arrived(robot.topic("joint_states"), t)
-        if robot.start is not None and t - robot.last_command < 1.0 / COMMAND_RATE - 1e-9:
+        if robot.start is not None and not self.every_step \
+                and t - robot.last_command < 1.0 / COMMAND_RATE - 1e-9:
             return
         message = self._deserialize(data, self._joint_state_type)
         position = dict(zip(message.name, message.position))
@@ -192,6 +209,9 @@ class DemoController:
                                     for name, q in zip(robot.joints, target)))
             self._pubs[robot.topic("position_commands")].publish(
                 self._types[0](data=target))
+        elif robot.fixed_base and self.every_step:     # the trajectory's goal: it overrides
+            self._pubs[robot.topic("position_commands")].publish(
+                self._types[0](data=robot.pose))
         elif not robot.fixed_base:
             self._command(robot)
         for mover in self._movers:
@@ -227,6 +247,10 @@ class DemoController:
         return [robot.inside(j, q + robot.offset(j, AMPLITUDE) * math.sin(phase + 0.7 * j))
                 for j, q in enumerate(robot.pose)]
 
+    def command_topics(self) -> list[str]:
+        """The topics the controller sends a command on for every joint state it answers."""
+        return sorted(topic for topic in self._pubs if not topic.endswith("/joint_trajectory"))
+
     def rates(self, since_sim: float) -> dict:
         """topic -> (messages per second of sim time, per second of wall time), over the
         messages stamped at or after since_sim."""
@@ -241,6 +265,32 @@ class DemoController:
                 out[topic] = ((len(kept) - 1) / sim_span if sim_span > 0 else math.inf,
                               (len(kept) - 1) / wall_span if wall_span > 0 else math.inf)
         return out
+
+
+def _play(node, executor, process) -> str | None:
+    """Start a paused node with ~/set_simulation_state(PLAYING); None, or why not. Its answer
+    comes after the node has discovered the controller's endpoints (made before the call; DDS
+    announces a participant's endpoints in creation order) and the controller the node's
+    publishers (made before its services), so no state and no command of the run is lost."""
+    from simulation_interfaces.msg import SimulationState
+    from simulation_interfaces.srv import SetSimulationState
+
+    client = node.create_client(SetSimulationState, "/sim/set_simulation_state")
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while not client.service_is_ready():
+        if process.poll() is not None or time.monotonic() > deadline:
+            return f"the node's ~/set_simulation_state is not up within {STARTUP_TIMEOUT:g} s"
+        executor.spin_once(timeout_sec=0.05)
+    future = client.call_async(SetSimulationState.Request(
+        state=SimulationState(state=SimulationState.STATE_PLAYING)))
+    while not future.done():
+        if process.poll() is not None or time.monotonic() > deadline:
+            return f"~/set_simulation_state did not answer within {STARTUP_TIMEOUT:g} s"
+        executor.spin_once(timeout_sec=0.05)
+    result = future.result().result
+    node.destroy_client(client)
+    return None if result.result == result.OK else \
+        f"~/set_simulation_state: {result.error_message}"
 
 
 def _seconds(header) -> float:
@@ -268,21 +318,32 @@ def main(argv=None) -> int:
            else Path(tempfile.mkdtemp(prefix="sim_node_demo_")) / "bag")
     env = dict(os.environ)
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    command = [sys.executable, "-m", "sim_node", "--ros-args", "-p", f"world:={world_path}",
-               "-p", f"real_time_factor:={float(args.real_time_factor)}", "-p", f"record:={bag}"]
-    print(f"sim_node demo: the node on {world_path} ({world}), {args.duration:g} s of sim time "
-          f"at real-time factor {args.real_time_factor:g}, recording to {bag}", flush=True)
-    process = subprocess.Popen(command, env=env, start_new_session=True)
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=int(env.get("ROS_DOMAIN_ID") or 0))
     node = rclpy.create_node("demo_controller", context=context)
-    controller = DemoController(node, robots)
+    controller = DemoController(node, robots, every_step=args.lockstep)
+    command = [sys.executable, "-m", "sim_node", "--ros-args", "-p", f"world:={world_path}",
+               "-p", f"real_time_factor:={float(args.real_time_factor)}", "-p", f"record:={bag}"]
+    if args.lockstep:
+        topics = ",".join(f"'{topic}'" for topic in controller.command_topics())
+        command += ["-p", "lockstep:=true", "-p", f"lockstep_topics:=[{topics}]",
+                    "-p", f"lockstep_timeout:={LOCKSTEP_TIMEOUT}", "-p", "paused:=true"]
+    print(f"sim_node demo: the node on {world_path} ({world}), {args.duration:g} s of sim time "
+          f"at real-time factor {args.real_time_factor:g}"
+          f"{' in lockstep with the controller' if args.lockstep else ''}, recording to {bag}",
+          flush=True)
+    process = subprocess.Popen(command, env=env, start_new_session=True)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     wall0 = time.monotonic()
     failed = None
     try:
-        while controller.sim_time < args.duration and process.poll() is None:
+        if args.lockstep:
+            failed = _play(node, executor, process)
+        while not failed and (controller.sim_time < args.duration
+               or (args.lockstep and controller.status is None
+                   and time.monotonic() - wall0 < STARTUP_TIMEOUT)) \
+                and process.poll() is None:
             executor.spin_once(timeout_sec=0.05)
             if controller.sim_time == 0 and time.monotonic() - wall0 > STARTUP_TIMEOUT:
                 failed = f"no joint states from the node within {STARTUP_TIMEOUT:g} s"

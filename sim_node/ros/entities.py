@@ -48,6 +48,7 @@ from sim_node.model.urdf import parse_urdf
 from sim_node.model.world import RigidObjectModel, TerrainModel
 from sim_node.ros.client_files import ClientFileError, check_name, read_regular_file
 from sim_node.ros.frames import WORLD_FRAME, link_frame
+from sim_node.ros.namespaces import robot_namespace
 from sim_node.ros.stamps import time_msg
 from sim_node.sim import bounds
 
@@ -422,10 +423,6 @@ def spawn_name(taken: set, requested: str, model_name: str, allow_renaming: bool
     while f"{base}_{k}" in taken:
         k += 1
     return f"{base}_{k}"
-
-
-def robot_namespace(robot) -> str:
-    return robot.settings.get("namespace", robot.getName()).strip("/")
 
 
 def spawn_namespace(world, requested: str, name: str) -> str:

@@ -1,8 +1,13 @@
 """The TF frames of a simulated world: which are static (/tf_static) and which move (/tf).
 
 Frame names: ``world`` for the world; a robot's links ``<namespace>/<link>`` (the link name
-alone when the namespace is empty), as robot_state_publisher's frame_prefix does; rigid
-objects and terrains by their names.
+alone when the namespace is the root; the namespace rule: sim_node/ros/namespaces.py), as
+robot_state_publisher's frame_prefix does; rigid objects and terrains by their names.
+
+A robot at the root namespace whose URDF roots at a link named ``world`` (the URDF convention
+for a fixed base) has that link as the world frame itself, as with robot_state_publisher: no
+world -> world transform; the links attached to it are published relative to the world frame,
+at their places in the simulation (its pose in the world file included).
 
 Static, published once with transient-local durability (and again after a reset or a spawn):
 world -> every terrain; world -> the root link of every fixed-base robot; with ``links``, every
@@ -19,14 +24,10 @@ from tf2_msgs.msg import TFMessage
 
 from sim_node.engine.kinematics import relative_poses
 from sim_node.ros.cdr import TFMessageCDR
+from sim_node.ros.namespaces import robot_prefix
 from sim_node.ros.stamps import time_msg
 
 WORLD_FRAME = "world"
-
-
-def robot_prefix(robot) -> str:
-    namespace = robot.settings.get("namespace", robot.getName()).strip("/")
-    return f"{namespace}/" if namespace else ""
 
 
 def link_frame(robot, link_index: int) -> str:
@@ -71,8 +72,12 @@ class WorldFrames:
             static, moving = _RobotFrames(r), _RobotFrames(r)
             for link, parent in enumerate(st.link_parent):
                 if parent < 0:
+                    if link_frame(robot, link) == WORLD_FRAME:
+                        continue        # the URDF's root link 'world' is the world frame
                     (moving if robot.isFloatingBase() else static).add(robot, link, -1)
                 elif links:
+                    if link_frame(robot, parent) == WORLD_FRAME:
+                        parent = -1     # its children hang off the world, where they are
                     fixed = robot.urdf.joints[st.link_joint[link]].type == "fixed"
                     (static if fixed else moving).add(robot, link, parent)
             for frames, group in ((static, self._static_robots), (moving, self._moving_robots)):

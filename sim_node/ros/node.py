@@ -59,6 +59,7 @@ from sim_node.model.world import WorldModel
 from sim_node.ros.cdr import ClockCDR
 from sim_node.ros.frames import WorldFrames
 from sim_node.ros.lockstep import Lockstep
+from sim_node.ros.namespaces import assign_namespaces, robot_prefix
 from sim_node.sim.simulation import SimpleSimulator
 from sim_node.sim.simulator import STATUS_UNSTABLE
 
@@ -76,6 +77,12 @@ PUBLISH_WARNING_PERIOD = 5.0            # [s] wall time between two lost-message
 # the float parameters: integers accepted, finite and >= 0
 _NUMBERS = ("physics_dt", "real_time_factor", "tf_rate", "contacts_rate", "status_rate",
             "lockstep_timeout")
+# string arrays: '' entries are ignored (`-p name:=['']` is how a launch file or YAML gives an
+# empty list: rcl cannot parse `[]`)
+_LISTS = ("lockstep_topics", "default_plugins", "robot_namespaces")
+# read-only parameters whose value in effect is known only once the world is loaded: declared
+# writable, then set to that value and made read-only (_report_effective_values)
+_EFFECTIVE = ("physics_dt", "lockstep_topics", "default_plugins", "robot_namespaces")
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
@@ -242,6 +249,7 @@ class SimNode(Node):
         self._clock_decimation = self._param("clock_decimation")
         self._tf_rate = self._param("tf_rate")
         self.world = world if world is not None else self._loading(self._load_world)
+        assign_namespaces(self.world, self._param("robot_namespaces"))
         self.services_group = ReentrantCallbackGroup()
         self.lockstep = Lockstep(self, self._param("lockstep"), self._param("lockstep_topics"),
                                  self._param("lockstep_timeout"))
@@ -258,6 +266,7 @@ class SimNode(Node):
         self.sim.setSimStep(dt)
         self.sim.enableContactFeedbackAll()
         self.physics_dt = dt
+        self._report_effective_values()
         self.step_count = 0
         self.paused = self._param("paused")
         self._steps_requested = 0
@@ -341,10 +350,13 @@ class SimNode(Node):
     # -- parameters ------------------------------------------------------------------------
     def _declare_parameters(self):
         def declare(name, default, description, read_only=False):
-            # numbers may be given as integers too ('-p real_time_factor:=0')
-            self.declare_parameter(name, default, ParameterDescriptor(
-                description=description, read_only=read_only,
-                dynamic_typing=isinstance(default, float)))
+            # numbers may be given as integers too ('-p real_time_factor:=0'); an empty list is
+            # declared by its type (rclpy would take [] for a byte array)
+            read_only = read_only and name not in _EFFECTIVE
+            self.declare_parameter(name, default if default != [] else
+                                   Parameter.Type.STRING_ARRAY, ParameterDescriptor(
+                                       description=description, read_only=read_only,
+                                       dynamic_typing=isinstance(default, float)))
 
         declare("world", "", "world YAML or URDF path ('': the embedded default world, or "
                 "robot_description if set)", True)
@@ -353,7 +365,8 @@ class SimNode(Node):
         declare("robot_description_topic", "", "topic to take the URDF of a single robot from "
                 "(std_msgs/String, transient local; when world and robot_description are empty)",
                 True)
-        declare("physics_dt", 0.0, "physics step [s] (0: the world file's)", True)
+        declare("physics_dt", 0.0, "physics step [s] (0 at start: the world file's; reads the "
+                "step in use)", True)
         declare("real_time_factor", 1.0, "target sim time / wall time (0: as fast as possible)")
         declare("paused", False, "start paused (step_simulation / set_simulation_state)", True)
         declare("clock_decimation", 1, "publish /clock every this many steps")
@@ -365,13 +378,30 @@ class SimNode(Node):
                 True)
         declare("status_rate", 1.0, "rate of ~/status in wall time [Hz]")
         declare("lockstep", False, "step k+1 waits for the commands of step k", True)
-        declare("lockstep_topics", [""], "command topics lockstep waits for (empty: every "
+        declare("lockstep_topics", [], "command topics lockstep waits for (empty: every "
                 "command topic that has a publisher)", True)
         declare("lockstep_timeout", 1.0, "longest lockstep wait [s] before stepping on with a "
                 "warning", True)
         declare("default_plugins", list(DEFAULT_ROBOT_PLUGINS), "plugins of robots whose "
                 "world-file entry names none", True)
         declare("record", "", "rosbag2 directory to record into ('': no recording)", True)
+        declare("robot_namespaces", [], "ROBOT=NAMESPACE entries overriding the namespace rule "
+                "(default: the root for a world's only robot, else the robot's name; "
+                "NAMESPACE '/' is the root)", True)
+
+    def _report_effective_values(self):
+        """The start-time parameters read what is in effect (`ros2 param get` shows the step
+        the simulation takes, not 0) and become read-only, as their descriptors say."""
+        values = {name: self._param(name) for name in _EFFECTIVE}
+        values["physics_dt"] = self.physics_dt
+        self.set_parameters([Parameter(name, Parameter.Type.DOUBLE if name == "physics_dt"
+                                       else Parameter.Type.STRING_ARRAY, value)
+                             for name, value in values.items()])
+        for name in values:
+            descriptor = self.describe_parameter(name)
+            self.set_descriptor(name, ParameterDescriptor(
+                description=descriptor.description, read_only=True,
+                type=self.get_parameter(name).type_.value))
 
     def _declare_safety_parameters(self):
         from sim_node.ros.client_files import DEFAULT_MAX_READ_SIZE, DataDir, default_data_dir
@@ -391,9 +421,9 @@ class SimNode(Node):
         self.data_dir = DataDir(self.get_parameter("data_dir").value or default_data_dir())
 
     def _param(self, name):
+        if name in _LISTS:      # declared by type: unset until given or reported
+            return [v for v in self.get_parameter_or(name).value or () if v]
         value = self.get_parameter(name).value
-        if name in ("lockstep_topics", "default_plugins"):
-            return [v for v in value if v]          # ('' stands for "none": ROS has no [])
         if name in _NUMBERS:
             if isinstance(value, bool) or not isinstance(value, (int, float)) \
                     or not math.isfinite(value) or value < 0:
@@ -510,10 +540,12 @@ class SimNode(Node):
         self._tf_next = 0.0
         self._tf_static_pub.publish(self.frames.static(self.sim.getTime()))
         topics = set()
+        source = self._param("robot_description_topic")
         for r in range(self.world.numRobots()):
             robot = self.world.robot(r)
-            namespace = robot.settings.get("namespace", robot.getName()).strip("/")
-            topic = f"{namespace}/robot_description" if namespace else "robot_description"
+            topic = robot_prefix(robot) + "robot_description"
+            if source and self.resolve_topic_name(topic) == self.resolve_topic_name(source):
+                continue        # the robot came from there: its publisher offers it already
             topics.add(topic)
             if topic not in self._descriptions:
                 self._descriptions[topic] = self.create_publisher(String, topic, LATCHED)

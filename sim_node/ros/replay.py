@@ -167,6 +167,7 @@ class PhysicsReplay:
     """The recorded simulation rebuilt from a bag's custom data (module docstring)."""
 
     def __init__(self, recording: dict, state: bytes, path: Path):
+        from sim_node.ros.namespaces import assign_namespaces
         from sim_node.sim.simulation import SimpleSimulator
 
         self.node = recording["node"]
@@ -175,8 +176,10 @@ class PhysicsReplay:
         self.subscriptions: dict[str, _Subscription] = {}
         self.joint_state_topics: set[str] = set()
         self.produced: dict[tuple[str, int], object] = {}
-        default_plugins = [{"name": n} for n in parameters.get("default_plugins", []) if n]
+        default_plugins = [{"name": n} for n in parameters.get("default_plugins") or [] if n]
         try:
+            # the robots' namespaces as the node assigned them: its topics
+            assign_namespaces(world, parameters.get("robot_namespaces") or [])
             self.sim = SimpleSimulator(world, default_plugins=default_plugins,
                                        create_publisher=self._create_publisher,
                                        create_subscription=self._create_subscription)

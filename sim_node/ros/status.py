@@ -45,7 +45,7 @@ class StatusPublisher:
             entry.name = plugin.ctx.name if plugin.ctx else type(plugin).__name__
             if plugin.ctx is not None and plugin.ctx.robot is not None:
                 robot = sim.getWorld().robot(plugin.ctx.robot)
-                entry.robot = robot.settings.get("namespace", robot.getName())
+                entry.robot = robot.getName()
             entry.enabled = bool(plugin.enabled)
             entry.error = plugin.error or ""
             calls, total = self._plugin_counts.get(id(plugin), (0, 0.0))

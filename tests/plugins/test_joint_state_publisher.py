@@ -78,7 +78,7 @@ robots:
     sim = simulator(path, ros)
     q, v = sim.getActualConfig(0), sim.getActualVelocity(0)
     sim.simulate(DT)
-    message = ros.messages("rover/joint_states")[0]
+    message = ros.messages("joint_states")[0]       # the world's only robot: at the root
     assert list(message.name) == ["left_wheel_joint", "right_wheel_joint"]
     np.testing.assert_array_equal(message.position, q[7:])
     np.testing.assert_array_equal(message.position, [0.3, -0.2])

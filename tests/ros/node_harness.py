@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,34 +23,66 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 REPO = Path(__file__).resolve().parents[2]
-# ROS_DOMAIN_ID 1..101: on Linux a higher domain's DDS ports reach into the ephemeral port range,
-# where the kernel may hand them to other sockets (flaky discovery). Consecutive ids from a
-# per-process start, so that concurrent test processes rarely meet.
-_domains = itertools.count(os.getpid() % 101)
+# What an ament prefix holds for sim_node, in the pip setup's prefix (.venv/ros/install) and in a
+# colcon install alike: what ament_index, `ros2 run`, `ros2 launch` and `ros2 pkg` look up.
+INSTALL_LAYOUT = (
+    "share/ament_index/resource_index/packages/sim_node",
+    "share/sim_node/package.xml",
+    "lib/sim_node/sim_node",
+    "share/sim_node/launch/sim.launch.py",
+    "share/sim_node/data/worlds/default.yaml",
+    f"lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages/sim_node/msg/"
+    "_sim_status.py",
+)
+
+# ROS_DOMAIN_ID: SIM_NODE_TEST_DOMAINS=FIRST-LAST (default 1-101: on Linux a higher domain's DDS
+# ports reach into the ephemeral port range, where the kernel may hand them to other sockets:
+# flaky discovery). Suites running at the same time on one machine are kept apart by giving
+# each its own range; within a range, consecutive ids from a per-process start.
+DOMAINS_VARIABLE = "SIM_NODE_TEST_DOMAINS"
+
+
+def domain_range(text: str | None = None) -> range:
+    """The ROS_DOMAIN_IDs tests may use, from `text` (default: $SIM_NODE_TEST_DOMAINS)."""
+    text = os.environ.get(DOMAINS_VARIABLE, "1-101") if text is None else text
+    match = re.fullmatch(r"(\d+)(?:-(\d+))?", text.strip())
+    domains = range(int(match[1]), int(match[2] or match[1]) + 1) if match else range(0)
+    if not domains or domains.stop > 233:
+        raise ValueError(f"{DOMAINS_VARIABLE}={text!r}: expected FIRST-LAST, ROS domain ids "
+                         f"with 0 <= FIRST <= LAST <= 232 (e.g. 1-50)")
+    return domains
+
+
+_DOMAINS = domain_range()
+_domains = itertools.count(os.getpid())
 
 
 def next_domain() -> int:
-    return next(_domains) % 101 + 1
+    return _DOMAINS[next(_domains) % len(_DOMAINS)]
 
 
-def ros_env(domain: int, **extra) -> dict:
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               OPENBLAS_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+def ros_env(domain: int, base: dict | None = None, **extra) -> dict:
+    """`base` (default: this process's environment) on `domain`, on this machine only."""
+    env = dict(os.environ if base is None else base, ROS_DOMAIN_ID=str(domain),
+               ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", OPENBLAS_NUM_THREADS="1",
+               PYTHONUNBUFFERED="1")
     env.update(extra)
     return env
 
 
 class NodeProcess:
-    """`python -m sim_node <args> --ros-args <params>` in its own process group."""
+    """`python -m sim_node <args> --ros-args <params>` in its own process group (`executable`
+    instead of `python -m sim_node`; `env` instead of this process's environment)."""
 
     def __init__(self, domain: int, params: dict | None = None, args=(), extra_env=None,
-                 log_path: Path | None = None):
-        command = [sys.executable, "-m", "sim_node", *args, "--ros-args"]
+                 log_path: Path | None = None, executable=None, env: dict | None = None):
+        command = [*(executable or [sys.executable, "-m", "sim_node"]), *args, "--ros-args"]
         for name, value in (params or {}).items():
             command += ["-p", f"{name}:={_param_text(value)}"]
         self.log_path = log_path
         self._log = open(log_path, "w") if log_path else subprocess.DEVNULL
-        self.process = subprocess.Popen(command, env=ros_env(domain, **(extra_env or {})),
+        base = os.environ if env is None else env
+        self.process = subprocess.Popen(command, env=ros_env(domain, base, **(extra_env or {})),
                                         stdout=self._log, stderr=subprocess.STDOUT,
                                         start_new_session=True, cwd=REPO)
 

@@ -2,7 +2,13 @@
 over topics by the demo controller, recorded, summed up. Checked end to end as a user runs it
 (a separate process, its own ROS domain), then against its bag read with rosbags: the arm went
 where the joint trajectory sent it, the objects rest on the table, the summary's numbers are
-the bag's."""
+the bag's.
+
+The demo runs with --lockstep: the node steps only when the controller has answered the last
+state, so what the bag holds does not depend on how fast this machine runs either process (a
+free run's command count does): the controller's command for the state stamped t_k is in the
+bag at t_{k+1} (the start of the step it acted in), for every step, with the values the
+controller computes from that state."""
 import re
 import subprocess
 import sys
@@ -14,18 +20,19 @@ from rosbags.highlevel import AnyReader
 from node_harness import REPO, next_domain, ros_env
 from sim_node.model.world import WorldModel
 from sim_node.resources import default_world
-from sim_node.ros.demo import OFFSET, TRAJECTORY_TIME, robots_of
+from sim_node.ros.demo import OFFSET, TRAJECTORY_TIME, DemoController, robots_of
 
 pytestmark = [pytest.mark.ros,
               pytest.mark.filterwarnings("ignore:module 'sre_:DeprecationWarning")]
 DURATION = 3.0
+DT_NS = 1_000_000                   # the default world's physics_dt
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     bag = tmp_path_factory.mktemp("demo") / "bag"
     done = subprocess.run([sys.executable, "-m", "sim_node", "demo", "--duration", str(DURATION),
-                           "--real-time-factor", "0", "--bag", str(bag)],
+                           "--real-time-factor", "0", "--lockstep", "--bag", str(bag)],
                           env=ros_env(next_domain()), cwd=REPO, capture_output=True, text=True,
                           timeout=300)
     return done, bag
@@ -43,6 +50,8 @@ def test_the_demo_runs_and_prints_its_summary(demo):
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "node exited with code 0" in out
+    assert "in lockstep with the controller" in out
+    assert "lockstep: no command on" not in out + done.stderr      # it never stepped on alone
     assert re.search(r"real-time factor [0-9.]+ \(last ~/status; target 0\)", out)
     # the bag's table: topic, type, count, rate in sim time: every 1 ms step
     for topic in ("/arm/joint_states", "/clock", "/tf"):
@@ -55,36 +64,68 @@ def test_the_demo_runs_and_prints_its_summary(demo):
     assert f"bag {bag}:" in out
 
 
-def test_the_bag_holds_the_run_and_the_commands(demo):
+def _arm():
+    """The demo's view of the arm (joints, limits)."""
+    world = WorldModel()
+    world.readFile(default_world())
+    [arm] = [r for r in robots_of(world) if r.namespace == "arm"]
+    return arm
+
+
+def _state_time(t_ns: int) -> float:
+    """A stamp [ns] as the controller reads it (sec + nanosec * 1e-9)."""
+    sec, nanosec = divmod(t_ns, 1_000_000_000)
+    return sec + nanosec * 1e-9
+
+
+def test_the_bag_holds_the_run_and_a_command_for_every_step(demo):
     done, bag = demo
+    # the recording starts after the node's first step (sim_node/ros/recorder.py)
+    [(t0, _)] = _messages(bag, "/sim/recording/initial_state")
     states = _messages(bag, "/arm/joint_states")
-    # every step from the first (the node runs on for a few steps after the demo's end)
+    # every step from there (the node runs on for a step after the demo's end)
     assert len(states) >= round(DURATION * 1000)
     stamps = [t for t, _ in states]
-    assert np.all(np.diff(stamps) == 1_000_000)
+    assert stamps == [t0 + k * DT_NS for k in range(len(states))]
     for t, message in states:       # bag time = the message's sim-time stamp
         assert t == message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
-    assert len(_messages(bag, "/arm/joint_trajectory")) == 1
-    commands = _messages(bag, "/arm/position_commands")
-    assert len(commands) > 10
+    # the trajectory answers the first state (t = 0): it acts from step 1
+    [(t_trajectory, trajectory)] = _messages(bag, "/arm/joint_trajectory")
+    assert t_trajectory == DT_NS
+    # lockstep: one command per state until the demo ends (the one answering the last state
+    # may be cut off by the node stopping), each acting in the next step
+    for topic in ("/arm/position_commands", "/mobile_base/cmd_vel"):
+        commands = [t for t, _ in _messages(bag, topic)]
+        assert commands == [(k + 1) * DT_NS for k in range(len(commands))], topic
+        assert round(DURATION * 1000) <= len(commands) <= len(states) + 1, topic
+    # the values the controller computes from the state each one answers: the trajectory's
+    # goal (overridden while the trajectory runs), then the sinusoids about it
+    arm = _arm()
+    arm.pose = list(trajectory.points[-1].positions)
+    for t, command in _messages(bag, "/arm/position_commands"):
+        t_state = _state_time(t - DT_NS)
+        expected = arm.pose if t_state < TRAJECTORY_TIME + 0.5 else \
+            DemoController._sinusoid(arm, t_state)
+        assert list(command.data) == expected, t
 
 
 def test_the_arm_reached_the_trajectory_goal_then_followed_the_sinusoids(demo):
     done, bag = demo
-    world = WorldModel()
-    world.readFile(default_world())
-    [arm] = [r for r in robots_of(world) if r.namespace == "arm"]
+    arm = _arm()
     states = _messages(bag, "/arm/joint_states")
+    # the goal from the start (the first recorded state, one step after the controller's)
     start = dict(zip(states[0][1].name, states[0][1].position))
     start = [start[name] for name in arm.joints]
     goal = [arm.inside(j, q + arm.offset(j, OFFSET * (-1) ** j)) for j, q in enumerate(start)]
+    [(_, trajectory)] = _messages(bag, "/arm/joint_trajectory")
+    assert np.allclose(trajectory.points[-1].positions, goal, atol=1e-3)
     at_goal = [m for t, m in states if t == round((TRAJECTORY_TIME + 0.4) * 1e9)]
     assert at_goal, "no joint state at the end of the trajectory"
     q = dict(zip(at_goal[0].name, at_goal[0].position))
     error = np.abs(np.array([q[name] for name in arm.joints]) - goal)
     assert error.max() < 0.02, error
     assert np.abs(np.array(goal) - start).max() > 0.1          # it moved there
-    # the first sinusoid command is applied after it: the joints leave the goal
+    # the sinusoid commands that follow: the joints leave the goal
     q_end = dict(zip(states[-1][1].name, states[-1][1].position))
     assert np.abs(np.array([q_end[name] for name in arm.joints]) - goal).max() > 0.02
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from node_harness import INSTALL_LAYOUT, next_domain
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Generated message code imports rosidl_parser, whose lark-parser 0.12 imports the deprecated
@@ -203,7 +205,7 @@ def test_typesupport_of_every_package_loads_and_round_trips():
 def ros_context(monkeypatch):
     """An rclpy context on this machine only, in a domain no other test run uses."""
     import rclpy
-    domain_id = 10 + os.getpid() % 90
+    domain_id = next_domain()
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id))
     context = rclpy.Context()
@@ -285,6 +287,10 @@ def test_colcon_build_of_the_repository_installs_a_runnable_package(tmp_path):
         assert installed.read_bytes() == modules[0].read_bytes()
     executable = install / "lib" / "sim_node" / "sim_node"
     assert executable.is_file() and os.access(executable, os.X_OK)
+    # the layout of the pip setup's prefix (tests/ros/test_install.py)
+    for path in INSTALL_LAYOUT:
+        assert (install / path).exists(), path
+    assert not (install / "share" / "sim_node" / "launch").is_symlink()   # os.walk-able
 
     # The installed tree on its own (as after `source install/setup.bash`) imports and runs.
     env.update(PYTHONPATH=str(package.parent),

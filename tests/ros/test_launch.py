@@ -72,9 +72,8 @@ def _convert(text: str, value_type: type):
     return value_type(text)
 
 
-@pytest.fixture(scope="module")
-def node_parameters():
-    """The parameters SimNode declares with their defaults, from a node built in this process
+def _parameters_of_a_node(overrides: dict) -> dict:
+    """The parameters of a SimNode built in this process with these parameter overrides
     (pendulum world, no plugins; no simulation thread, no executor), alone on this machine."""
     from sim_node.model.world import WorldModel
     from sim_node.ros.node import SimNode
@@ -87,15 +86,22 @@ def node_parameters():
         rclpy.init(context=context, domain_id=domain)
         world = WorldModel()
         world.readFile(PENDULUM_WORLD)
-        node = SimNode(world=world, context=context,
-                       parameter_overrides=[Parameter("default_plugins", value=[""])])
+        node = SimNode(world=world, context=context, parameter_overrides=[
+            Parameter(name, value=value)
+            for name, value in {"default_plugins": [""], **overrides}.items()])
         try:
-            yield {name: parameter.value
-                   for name, parameter in node.get_parameters_by_prefix("").items()}
+            return {name: parameter.value
+                    for name, parameter in node.get_parameters_by_prefix("").items()}
         finally:
             node.stop()
             node.destroy_node()
             context.try_shutdown()
+
+
+@pytest.fixture(scope="module")
+def node_parameters():
+    """The parameters of a node started without parameters."""
+    return _parameters_of_a_node({})
 
 
 def test_launch_file_declares_the_documented_arguments():
@@ -107,12 +113,16 @@ def test_launch_file_declares_the_documented_arguments():
 
 
 def test_every_node_argument_is_a_node_parameter_with_the_nodes_default(node_parameters):
-    """Launching without arguments runs the node as `sim_node` without parameters does."""
-    for name, (value_type, default, _) in _node_arguments(_source_tree()).items():
+    """Launching without arguments runs the node as `sim_node` without parameters does: the
+    launch defaults, given to a node, leave every parameter as it reads without them (e.g.
+    physics_dt '0.0' means the world file's step, which the node then reports)."""
+    arguments = _node_arguments(_source_tree())
+    for name, (value_type, _, _) in arguments.items():
         assert name in node_parameters, f"the node declares no parameter '{name}'"
-        node_default = node_parameters[name]
-        assert type(node_default) is value_type, (name, node_default)
-        assert _convert(default, value_type) == node_default, (name, default, node_default)
+        assert type(node_parameters[name]) is value_type, (name, node_parameters[name])
+    launched = _parameters_of_a_node({name: _convert(default, value_type)
+                                      for name, (value_type, default, _) in arguments.items()})
+    assert launched == node_parameters
     assert "use_sim_time" in node_parameters        # every rclpy node has it
 
 

@@ -8,11 +8,17 @@ What is checked (services, plugins' own behaviour and bags are other modules' wo
   /tf_static      the fixed frames, once, transient local (a late subscriber gets them)
   robot_description per robot namespace, transient local, the URDF file's text
   ~/contacts      the resting objects' contacts with the table: names, normals, forces = weights
-  ~/status        sim time, steps, measured and target real-time factor, engine status
+  ~/status        sim time, steps, target real-time factor, engine status, the plugins' robots
 
 Independent references: the world file (object sizes, masses, poses) and the URDFs (joint
 origins, fixed and movable joints, masses), read here with yaml and ElementTree. One node
-process on the default world at real time; pacing and start-up: tests/ros/test_node_rate.py.
+process on the default world; pacing and start-up: tests/ros/test_node_rate.py.
+
+The node runs paused and this module steps it (~/step_simulation) in bursts of BURST steps,
+each taken only once the client has received the last one's /clock and /tf: the node's
+per-step publishers keep 10 messages, so a client that falls further behind (a loaded
+machine, a node running free at 1 kHz) could lose some; paced by the client, it loses none,
+and "every step" is checked exactly. ~/status is checked while it plays.
 """
 from __future__ import annotations
 
@@ -26,9 +32,11 @@ import yaml
 from rosgraph_msgs.msg import Clock
 from scipy.spatial.transform import Rotation
 from std_msgs.msg import String
+from simulation_interfaces.msg import Result, SimulationState
+from simulation_interfaces.srv import SetSimulationState, StepSimulation
 from tf2_msgs.msg import TFMessage
 
-from node_harness import (DEEP, LATCHED, NO_PLUGINS, REPO, Client, ns, received, set_parameter,
+from node_harness import (DEEP, LATCHED, NO_PLUGINS, REPO, Client, ns, set_parameter,
                           start_node)
 from sim_node.msg import Contacts, SimStatus
 
@@ -82,9 +90,11 @@ def expected_frames(world_path: Path) -> tuple[set, set]:
     world = _world(world_path)
     static = {("world", t["name"]) for t in world.get("terrains", [])}
     moving = {("world", o["name"]) for o in world.get("rigid_objects", [])}
-    for robot in world.get("robots", []):
+    robots = world.get("robots", [])
+    for robot in robots:
         urdf = _urdf(world_path, robot)
-        prefix = robot.get("namespace", robot["name"]).strip("/")
+        # the namespace rule (README): the key, else the root for a single robot, else its name
+        prefix = robot.get("namespace", robot["name"] if len(robots) > 1 else "").strip("/")
         prefix = f"{prefix}/" if prefix else ""
         root = ("world", prefix + _root_link(urdf))
         (static if robot.get("fixed_base") or _root_link(urdf) == "world" else moving).add(root)
@@ -108,90 +118,114 @@ def _same_rotation(q1, q2, tol=1e-9) -> bool:
     return abs(abs(float(np.dot(q1, q2))) - 1.0) < tol
 
 
-def _wait_received(client: Client, topic: str, since: float, count: int, timeout=60.0):
-    """Until `count` messages on `topic` have arrived since `since` (a slow machine steps the
-    node slower than real time)."""
+def _wait_until(condition, what: str, timeout: float = 60.0):
+    """Until condition() holds (the timeout only bounds a hang: nothing here is timed)."""
     deadline = time.monotonic() + timeout
-    while len(received(client, topic, since)) < count:
-        assert time.monotonic() < deadline, f"fewer than {count} messages on {topic}"
-        time.sleep(0.05)
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} not within {timeout} s"
+        time.sleep(0.01)
 
 
-def _wait_sim_time(client: Client, seconds: float, timeout: float = 60.0):
-    """Until a /clock of at least `seconds` of sim time has arrived."""
-    client.wait_for("/clock", 1, timeout, lambda m: ns(m.clock) >= seconds * 1e9)
+BURST = 5           # steps per ~/step_simulation call: fewer than the publishers keep (10)
+
+
+class Stepper:
+    """Steps the paused node, BURST steps at a time, each burst after the client received the
+    last one's /clock (every `clock_every`-th step: clock_decimation) and /tf."""
+
+    def __init__(self, client: Client):
+        self.client = client
+        self.steps = 0          # taken so far: the node's step count
+        self.clock_every = 1
+        self._service = client.node.create_client(StepSimulation, "/sim/step_simulation")
+        assert self._service.wait_for_service(timeout_sec=60.0)
+
+    def advance(self, steps: int):
+        while steps > 0:
+            burst = min(BURST, steps)
+            future = self._service.call_async(StepSimulation.Request(steps=burst))
+            _wait_until(future.done, "~/step_simulation")
+            assert future.result().result.result == Result.OK, future.result().result
+            first, self.steps, steps = self.steps, self.steps + burst, steps - burst
+            last_tf = (self.steps - 1) * PHYSICS_DT_NS
+            clocks = [k * PHYSICS_DT_NS for k in range(first, self.steps)
+                      if k % self.clock_every == 0]
+            self.client.wait_for("/tf", timeout=60, predicate=lambda m: ns(
+                m.transforms[0].header.stamp) == last_tf)
+            if clocks:
+                self.client.wait_for("/clock", timeout=60,
+                                     predicate=lambda m: ns(m.clock) == clocks[-1])
+
+    def stamps(self, topic: str, since_step: int) -> np.ndarray:
+        """Stamps [ns] of what arrived on /clock or /tf for the steps from since_step on."""
+        if topic == "/clock":
+            values = [ns(m.clock) for m in self.client.messages(topic)]
+        else:
+            values = [ns(m.transforms[0].header.stamp) for m in self.client.messages(topic)]
+        return np.array([t for t in values if t >= since_step * PHYSICS_DT_NS])
 
 
 # -- the default world: topics -----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def table(tmp_path_factory):
-    """A node on the default world (arm on the table, objects on it, mobile base on the ground)
-    at real time, ~/status at 4 Hz; the client listens to its topics from the start."""
+    """A paused node on the default world (arm on the table, objects on it, mobile base on the
+    ground), ~/status at 4 Hz; the client listens to its topics from the start; stepped 1 s
+    (the objects settle on the table)."""
     node, client = start_node(tmp_path_factory, "table", {
         "world": str(DEFAULT_WORLD), "real_time_factor": 1.0, "status_rate": 4.0,
-        "default_plugins": NO_PLUGINS})
+        "paused": True, "default_plugins": NO_PLUGINS})
     try:
         client.subscribe(Clock, "/clock", DEEP)
         client.subscribe(TFMessage, "/tf", DEEP)
         client.subscribe(Contacts, "/sim/contacts", DEEP)
         client.subscribe(SimStatus, "/sim/status", DEEP)
-        _wait_sim_time(client, 1.0)        # objects settled on the table
-        yield node, client
+        stepper = Stepper(client)
+        stepper.advance(1000)
+        yield stepper, client
     finally:
         client.close()
         node.stop()
 
 
 def test_clock_is_published_every_physics_step(table):
-    _, client = table
-    since = time.monotonic()
-    _wait_received(client, "/clock", since, 500)
-    stamps = np.array([ns(m.clock) for _, m in received(client, "/clock", since)])
-    assert np.all(np.diff(stamps) == PHYSICS_DT_NS)
-    assert np.all(stamps % PHYSICS_DT_NS == 0)
+    stepper, client = table
+    first = stepper.steps
+    stepper.advance(500)
+    stamps = stepper.stamps("/clock", first)
+    assert stamps.tolist() == [k * PHYSICS_DT_NS for k in range(first, first + 500)]
 
 
 def test_clock_decimation_set_at_run_time_thins_clock(table):
-    _, client = table
+    stepper, client = table
     assert set_parameter(client, "clock_decimation", 10).successful
+    first = stepper.steps
     try:
-        since = time.monotonic()
-        time.sleep(1.2)
-        stamps = np.array([ns(m.clock) for _, m in received(client, "/clock", since)])
-        # every step until the change reached the node, then every 10th step
-        # (the first one of those at a step count that is a multiple of 10)
-        every_step = np.flatnonzero(np.diff(stamps) == PHYSICS_DT_NS)
-        last_every_step = every_step[-1] + 1 if len(every_step) else 0
-        first = last_every_step + np.flatnonzero(
-            stamps[last_every_step:] % (10 * PHYSICS_DT_NS) == 0)[0]
-        assert np.all(np.diff(stamps[:first + 1]) <= 10 * PHYSICS_DT_NS)
-        assert len(stamps[first:]) > 50
-        assert np.all(np.diff(stamps[first:]) == 10 * PHYSICS_DT_NS)
+        stepper.clock_every = 10
+        stepper.advance(600)
+        # every 10th step: those whose step count is a multiple of 10
+        assert stepper.stamps("/clock", first).tolist() == \
+            [k * PHYSICS_DT_NS for k in range(first, first + 600) if k % 10 == 0]
         refused = set_parameter(client, "clock_decimation", 0)
         assert not refused.successful and "clock_decimation" in refused.reason
     finally:
         assert set_parameter(client, "clock_decimation", 1).successful
+        stepper.clock_every = 1
 
 
 def test_tf_carries_the_moving_frames_stamped_with_sim_time(table):
-    _, client = table
+    stepper, client = table
     _, moving = expected_frames(DEFAULT_WORLD)
-    since = time.monotonic()
-    _wait_received(client, "/tf", since, 150)
-    time.sleep(0.5)             # the /clock messages of those /tf stamps have arrived too
-    clock = np.array([ns(m.clock) for _, m in received(client, "/clock")])
-    # from the last time /clock was thinned (test_clock_decimation_set_at_run_time_thins_clock)
-    thinned = np.flatnonzero(np.diff(clock) != PHYSICS_DT_NS)
-    start = clock[thinned[-1] + 1] if len(thinned) else clock[0]
-    clock = set(clock.tolist())
-    messages = [m for _, m in received(client, "/tf", since)
-                if start <= ns(m.transforms[0].header.stamp) <= max(clock)]
-    assert len(messages) > 100
+    first = stepper.steps
+    stepper.advance(200)
+    messages = [m for m in client.messages("/tf")
+                if ns(m.transforms[0].header.stamp) >= first * PHYSICS_DT_NS]
+    # one per step, stamped with that step's /clock
+    assert [ns(m.transforms[0].header.stamp) for m in messages] == \
+        stepper.stamps("/clock", first).tolist() == \
+        [k * PHYSICS_DT_NS for k in range(first, first + 200)]
     for message in messages:
         assert _pairs(message) == moving
-        stamps = {ns(t.header.stamp) for t in message.transforms}
-        assert len(stamps) == 1 and stamps <= clock      # one sim-time stamp: a /clock's
-    assert len({ns(m.transforms[0].header.stamp) for m in messages}) == len(messages)
+        assert len({ns(t.header.stamp) for t in message.transforms}) == 1
 
 
 def test_tf_poses_match_the_world_file_and_the_urdfs(table):
@@ -221,8 +255,8 @@ def test_tf_static_reaches_a_late_subscriber_once(table):
     _, client = table
     static, _ = expected_frames(DEFAULT_WORLD)
     client.subscribe(TFMessage, "/tf_static", LATCHED)     # the node has run for > 1 s
-    [message] = client.wait_for("/tf_static", 1, timeout=10)
-    time.sleep(0.5)
+    [message] = client.wait_for("/tf_static", 1, timeout=60)
+    time.sleep(0.5)             # a second one would arrive right after the first: none does
     assert len(client.messages("/tf_static")) == 1
     assert _pairs(message) == static
     assert {ns(t.header.stamp) for t in message.transforms} == {0}
@@ -244,7 +278,7 @@ def test_robot_description_of_each_namespace_is_its_urdf_and_latched(table):
     for robot in _world(DEFAULT_WORLD)["robots"]:
         topic = f"/{robot['namespace']}/robot_description"
         client.subscribe(String, topic, LATCHED)
-        [message] = client.wait_for(topic, 1, timeout=10)
+        [message] = client.wait_for(topic, 1, timeout=60)
         assert message.data == (DEFAULT_WORLD.parent / robot["urdf"]).read_text()
 
 
@@ -253,7 +287,8 @@ def test_contacts_hold_the_resting_bodies_weights(table):
     message = client.messages("/sim/contacts")[-1]
     assert message.header.frame_id == "world"
     # stamped with the sim time after the step: the next step's /clock
-    client.wait_for("/clock", 1, timeout=5,
+    table[0].advance(1)
+    client.wait_for("/clock", 1, timeout=60,
                     predicate=lambda m: ns(m.clock) == ns(message.header.stamp))
     world = _world(DEFAULT_WORLD)
     for entry in world["rigid_objects"]:
@@ -279,29 +314,31 @@ def test_contacts_hold_the_resting_bodies_weights(table):
 
 def test_contacts_are_published_at_their_rate_in_sim_time(table):
     _, client = table
-    time.sleep(0.5)
-    stamps = np.array([ns(m.header.stamp) for _, m in received(client, "/sim/contacts")])
-    assert len(stamps) > 10
+    stamps = np.array([ns(m.header.stamp) for m in client.messages("/sim/contacts")])
+    assert len(stamps) > 50                                 # over > 1 s of steps
     assert np.all(np.diff(stamps) == 20 * PHYSICS_DT_NS)    # contacts_rate 50 Hz of sim time
 
 
 def test_status_reports_sim_time_steps_rate_and_engine_state(table):
+    """While it plays (last in this module: the node runs free from here). How close the
+    measured real-time factor is to the target depends on the machine: bench/node.py N3."""
     _, client = table
-    since = time.monotonic()
-    time.sleep(1.5)
-    statuses = [m for _, m in received(client, "/sim/status", since)]
-    assert len(statuses) >= 4                                   # status_rate 4 Hz
+    response = client.call(SetSimulationState, "/sim/set_simulation_state",
+                           SetSimulationState.Request(state=SimulationState(
+                               state=SimulationState.STATE_PLAYING)), timeout=60)
+    assert response.result.result == Result.OK, response.result.error_message
+    statuses = client.wait_for("/sim/status", 4, timeout=60,
+                               predicate=lambda m: not m.paused)
     for status in statuses:
         assert status.header.stamp == status.sim_time
         assert status.step_count * PHYSICS_DT_NS == ns(status.sim_time)
-        assert not status.paused
         assert status.target_real_time_factor == 1.0
-        # each over 0.25 s of wall time: a stall of the busy test machine shows in one of
-        # them, and the pacing catches up in the next
-        assert abs(status.real_time_factor - 1.0) < 0.3
+        assert np.isfinite(status.real_time_factor) and status.real_time_factor >= 0.0
         assert (status.engine_status, status.engine_status_string) == (SimStatus.STATUS_NORMAL,
                                                                        "normal")
+        # plugins name their robot (the arm runs none: default_plugins is empty)
+        assert {p.robot for p in status.plugins} == {"mobile_base"}
     assert np.all(np.diff([status.step_count for status in statuses]) > 0)
-    assert abs(np.mean([status.real_time_factor for status in statuses]) - 1.0) < 0.1
-
-
+    # while paused it said so, at the steps taken
+    paused = [m for m in client.messages("/sim/status") if m.paused]
+    assert paused and all(m.step_count * PHYSICS_DT_NS == ns(m.sim_time) for m in paused)

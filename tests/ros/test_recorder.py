@@ -58,10 +58,6 @@ def _wait_clock(client, t_ns: int, timeout: float = 60.0):
     client.wait_for("/clock", timeout=timeout, predicate=lambda m: ns(m.clock) >= t_ns)
 
 
-def _last_clock(client) -> int:
-    return ns(client.messages("/clock")[-1].clock)
-
-
 def _wait_matched(publisher, timeout: float = 30.0):
     deadline = time.monotonic() + timeout
     while publisher.get_subscription_count() == 0:
@@ -110,16 +106,20 @@ def recording(tmp_path_factory):
         _wait_matched(positions)
         _wait_matched(trajectories)
         client.subscribe(JointState, JOINT_STATES, DEEP, keep=10)
-        # each command acts before the next is sent: the pendulum (at rest at 0) swings past
-        # 0.05 rad toward the target of the first one, the second then wins
+        # each command acts before the next is sent (topics do not keep an order between
+        # them): the pendulum (at rest at 0) swings past 0.05 rad toward the target of the
+        # first one, back below 0 toward the second's, then above 0.1 with the trajectory
         positions.publish(Float64MultiArray(data=SENT_POSITIONS[0]))
         client.wait_for(JOINT_STATES, predicate=lambda m: m.position[0] > 0.05, timeout=60.0)
         positions.publish(Float64MultiArray(data=SENT_POSITIONS[1]))
+        [state] = client.wait_for(JOINT_STATES, predicate=lambda m: m.position[0] < 0.0,
+                                  timeout=60.0)[-1:]
         trajectory = JointTrajectory(joint_names=["joint1"], points=[
             JointTrajectoryPoint(positions=[0.3], velocities=[0.0])])
         trajectory.points[0].time_from_start.nanosec = 200_000_000
         trajectories.publish(trajectory)
-        _wait_clock(client, _last_clock(client) + 300_000_000)
+        client.wait_for(JOINT_STATES, timeout=60.0, predicate=lambda m: m.position[0] > 0.1
+                        and ns(m.header.stamp) > ns(state.header.stamp))
     finally:
         client.close()
         code = node.stop(timeout=30.0)
@@ -222,6 +222,16 @@ def _record(client, start: bool, directory: str = ""):
     return client.call(Record, "/sim/record", Record.Request(start=start, directory=directory))
 
 
+def _node_time(client) -> int:
+    """The node's sim time [ns] now (a get_entity_state answer's stamp): unlike the last /clock
+    received here, never behind what the node did before the call."""
+    from simulation_interfaces.srv import GetEntityState
+
+    response = client.call(GetEntityState, "/sim/get_entity_state",
+                           GetEntityState.Request(entity="pendulum"))
+    return ns(response.state.header.stamp)
+
+
 @pytest.fixture(scope="module")
 def service_node(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("record_data")
@@ -249,7 +259,7 @@ def test_record_service_starts_and_stops_bags_and_refuses_bad_requests(service_n
     again = _record(client, True, "second")
     assert not again.success and "already recording" in again.message
     assert not (client.data_dir / "second").exists()
-    _wait_clock(client, _last_clock(client) + 200_000_000)
+    _wait_clock(client, _node_time(client) + 200_000_000)     # recording since before then
     stopped = _record(client, False)
     assert stopped.success and stopped.directory == str(bag)
     refused = _record(client, False)
@@ -267,7 +277,7 @@ def test_sigkill_leaves_a_readable_prefix_of_the_run(service_node):
     node, client = service_node
     bag = client.data_dir / "killed_bag"
     assert _record(client, True, str(bag)).success       # absolute, inside the data dir
-    start = _last_clock(client)
+    start = _node_time(client)                  # recording since before then
     # flush_period 1 s of wall time; sim time runs no faster than wall time here (factor 1)
     _wait_clock(client, start + 2_500_000_000)
     node.kill()

@@ -70,9 +70,14 @@ def recorded(tmp_path_factory):
         trajectories = client.publisher(JointTrajectory, COMMAND_TOPICS[1])
         _wait_matched(positions)
         _wait_matched(trajectories)
+        client.subscribe(JointState, JOINT_STATES, DEEP, keep=10)
+        # each command acts until the pendulum swung past 0.2 rad toward it (0.4, then -0.3
+        # rad): a sim-time condition, however fast this machine runs the node
         for target in POSITION_TARGETS:
             positions.publish(Float64MultiArray(data=[target]))
-            time.sleep(0.15)
+            client.wait_for(JOINT_STATES, timeout=60.0, predicate=lambda m, target=target:
+                            math.copysign(m.position[0], target) == m.position[0]
+                            and abs(m.position[0]) > 0.2)
         points = [JointTrajectoryPoint(positions=[q], time_from_start=_duration(t))
                   for t, q in TRAJECTORY]
         trajectories.publish(JointTrajectory(joint_names=["joint1"], points=points))
