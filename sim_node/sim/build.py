@@ -117,7 +117,7 @@ def convex_mesh_arrays(vertices) -> dict:
     in_facet = np.zeros(len(hull.faces), bool)
     for facet, normal in zip(hull.facets, hull.facets_normal):
         in_facet[facet] = True
-        loop = _boundary_loop(hull.faces[facet])
+        loop = _facet_polygon(verts, hull.faces[facet], normal)
         face_verts += loop
         face_start.append(len(face_verts))
         normals.append(normal)
@@ -133,23 +133,30 @@ def convex_mesh_arrays(vertices) -> dict:
             **_bvh(corners.min(axis=1), corners.max(axis=1))}
 
 
-def _boundary_loop(triangles) -> list:
-    """Vertex loop (counter-clockwise like the triangles) around a set of coplanar triangles."""
-    edges = {}
-    for a, b, c in triangles:
-        for u, v in ((a, b), (b, c), (c, a)):
-            if (v, u) in edges:
-                del edges[(v, u)]          # interior edge: shared, opposite directions
-            else:
-                edges[(u, v)] = True
-    nxt = dict(edges)
-    succ = {u: v for (u, v) in nxt}
-    start = min(succ)
-    loop, u = [start], succ[start]
-    while u != start:
-        loop.append(u)
-        u = succ[u]
-    return [int(x) for x in loop]
+def _facet_polygon(verts, triangles, normal) -> list:
+    """The vertex loop of a convex facet (coplanar hull triangles), counter-clockwise about its
+    outward normal: the 2-D convex hull of its vertices in the facet's plane (Andrew's monotone
+    chain). Unlike walking the boundary edges, this cannot loop on a facet whose triangles
+    touch at a single vertex (seen on the meshes of Unitree's G1, where the walk never ended)."""
+    ids = np.unique(triangles)
+    normal = np.asarray(normal, dtype=float)
+    u = np.cross(normal, [1.0, 0.0, 0.0] if abs(normal[0]) < 0.9 else [0.0, 1.0, 0.0])
+    u /= np.linalg.norm(u)
+    v = np.cross(normal, u)
+    points = [(float(verts[i] @ u), float(verts[i] @ v), int(i)) for i in ids]
+    points.sort()
+
+    def half(sequence):
+        chain = []
+        for point in sequence:
+            while len(chain) >= 2 and ((chain[-1][0] - chain[-2][0]) * (point[1] - chain[-2][1])
+                                       - (chain[-1][1] - chain[-2][1]) * (point[0] - chain[-2][0])
+                                       ) <= 0.0:
+                chain.pop()
+            chain.append(point)
+        return chain[:-1]
+
+    return [p[2] for p in half(points) + half(reversed(points))]
 
 
 def _shape_spec(element_shape, R_BS, p_BS, body: int, meshes: _MeshTable, static: bool) -> dict:
