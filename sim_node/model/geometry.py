@@ -95,10 +95,19 @@ def _load_mesh_file(path: str, mtime: float):
     return vertices, faces
 
 
+# the largest mesh file read: a robot file (or a client's spawn request) naming a huge file must
+# not exhaust memory (the largest mesh of the URDF corpus is 29 MB)
+MAX_MESH_FILE_SIZE = 1 << 30
+
+
 def load_mesh(path: str, scale=(1.0, 1.0, 1.0), concave: bool = False) -> Mesh:
     """Load a triangle mesh file; raises FileNotFoundError or MeshLoadError."""
     if not os.path.isfile(path):
         raise FileNotFoundError(path)
+    size = os.path.getsize(path)
+    if size > MAX_MESH_FILE_SIZE:
+        raise MeshLoadError(f"{size} bytes, more than the {MAX_MESH_FILE_SIZE >> 20} MB a mesh "
+                            "file may have")
     vertices, faces = _load_mesh_file(path, os.path.getmtime(path))
     scale = tuple(float(s) for s in scale)
     if scale != (1.0, 1.0, 1.0):

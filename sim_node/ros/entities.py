@@ -41,7 +41,6 @@ from simulation_interfaces.msg import Bounds, EntityCategory, EntityState, Resul
 from simulation_interfaces.srv import SpawnEntity
 from transforms3d.quaternions import mat2quat, quat2mat
 
-from sim_node.model.builder import build_robot
 from sim_node.model.errors import ModelLoadError, URDFError
 from sim_node.model.robot import Mass, RobotModel, RobotModelLink
 from sim_node.model.urdf import parse_urdf
@@ -476,7 +475,8 @@ def build_spawned(world, urdf, name: str, namespace: str, R, t):
     """The robot or rigid object of a parsed URDF, placed at (R, t), not yet in the world."""
     try:
         if not is_rigid_object(urdf):
-            robot = RobotModel(name, urdf, build_robot(urdf, None, R, t))
+            # through the world's loader: its inertia repairs and base rule apply as for a file
+            robot = world.makeRobot(urdf, None, name=name, R=R, t=t)
             robot.settings = {"namespace": namespace}
             return robot
         link = next(iter(urdf.links.values()))

@@ -36,6 +36,7 @@ import queue
 import threading
 import time
 import traceback
+import warnings
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +55,7 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
-from sim_node.model.errors import ModelLoadError
+from sim_node.model.errors import ModelLoadError, URDFWarning
 from sim_node.model.world import WorldModel
 from sim_node.ros.cdr import ClockCDR
 from sim_node.ros.frames import WorldFrames
@@ -158,6 +159,28 @@ def load_or_explain(load, source: str):
         raise WorldLoadError(one_line(f"{source}: {load_problem(error)}")) from None
 
 
+class _UrdfWarningsToLog:
+    """URDFWarnings (what the loaders repaired: file, line, what) as warnings of the node's ROS
+    logger, from whichever thread loads (the world at start, spawn_entity later); every other
+    warning goes where it went before. Installed for the node's lifetime."""
+
+    def __init__(self, logger):
+        self._logger = logger
+        self._previous = warnings.showwarning
+        warnings.showwarning = self._show
+        warnings.simplefilter("always", URDFWarning)   # a spawned file again: logged again
+
+    def _show(self, message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, URDFWarning):
+            self._logger.warning(f"repaired while loading: {message}")
+        else:
+            self._previous(message, category, filename, lineno, file, line)
+
+    def remove(self):
+        if warnings.showwarning == self._show:
+            warnings.showwarning = self._previous
+
+
 class _RosLogHandler(logging.Handler):
     """Python logging of the sim_node package (plugins, simulator) into the node's ROS logger,
     so it reaches /rosout and the console as the node's own messages do, named by its logger."""
@@ -245,6 +268,7 @@ class SimNode(Node):
         package_logger.addHandler(self._log_handler)
         package_logger.setLevel(logging.INFO)
         package_logger.propagate = False
+        self._urdf_warnings = _UrdfWarningsToLog(self.get_logger())
         # read every step: kept here, updated by _on_parameters (get_parameter costs µs)
         self._clock_decimation = self._param("clock_decimation")
         self._tf_rate = self._param("tf_rate")
@@ -573,6 +597,7 @@ class SimNode(Node):
         package_logger = logging.getLogger("sim_node")
         package_logger.removeHandler(self._log_handler)
         package_logger.propagate = True
+        self._urdf_warnings.remove()
 
     def run_in_sim(self, work, timeout: float | None = None):
         """Run work() on the simulation thread between two steps and return its result (or

@@ -184,3 +184,12 @@ def test_a_t_junction_is_split_so_that_both_sides_share_its_edges():
             a, b = v[tri[k]], v[tri[(k + 1) % 3]]
             if a[1] == 0 and b[1] == 0:                  # an edge along y = 0
                 assert adjacent[k_tri, k] >= 0 and flags[k_tri] & (geo.FLAT_EDGE << k)
+
+
+def test_a_mesh_file_beyond_the_size_cap_is_refused_without_reading_it(tmp_path):
+    # a sparse 2 GB "mesh": refused from its size, in bounded time and memory
+    path = tmp_path / "huge.stl"
+    with open(path, "wb") as f:
+        f.truncate(geo.MAX_MESH_FILE_SIZE + 1)
+    with pytest.raises(geo.MeshLoadError, match="more than the 1024 MB"):
+        geo.load_mesh(str(path))

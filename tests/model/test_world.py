@@ -45,7 +45,7 @@ robots:
     # explicit names are reserved first; generated ones skip them and the world's own
     assert names == ["table", "table_1", "pendulum_1", "pendulum", "pendulum_2", "pendulum_3"]
     assert world.robot("pendulum_3").settings["namespace"] == "second"
-    assert world.robot("pendulum_2").settings["namespace"] == "pendulum_2"
+    assert world.robot("pendulum_2").settings["namespace"] is None   # the node's rule decides
 
 
 TWO_LINKS = """<robot name="stand">

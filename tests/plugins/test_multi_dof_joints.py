@@ -56,12 +56,12 @@ robots:
 def test_joint_states_carry_the_scalar_joints_at_their_own_entries(arm):
     sim, ros = arm
     run(sim, 0.05)
-    message = ros.messages("arm/joint_states")[-1]
+    message = ros.messages("joint_states")[-1]
     assert list(message.name) == SCALAR
     q, v, tau = sim.getActualConfig(0), sim.getActualVelocity(0), sim.getActualTorque(0)
     # the next message reports this state (before the next step) and the last step's torque
     sim.simulate(0.001)
-    message = ros.messages("arm/joint_states")[-1]
+    message = ros.messages("joint_states")[-1]
     np.testing.assert_array_equal(message.position, q[[4, 8]])
     np.testing.assert_array_equal(message.velocity, v[[3, 7]])
     np.testing.assert_array_equal(message.effort, tau[[3, 7]])
@@ -69,22 +69,22 @@ def test_joint_states_carry_the_scalar_joints_at_their_own_entries(arm):
 
 def test_commands_move_the_scalar_joints_and_refuse_multi_dof_joints_by_name(arm, caplog):
     sim, ros = arm
-    ros.deliver("arm/joint_commands", JointState(name=["wrist"], position=[0.9]))
-    ros.deliver("arm/position_commands", Float64MultiArray(data=[-0.5, 0.9]))
+    ros.deliver("joint_commands", JointState(name=["wrist"], position=[0.9]))
+    ros.deliver("position_commands", Float64MultiArray(data=[-0.5, 0.9]))
     run(sim, 3.0)
     q = sim.getActualConfig(0)
     assert q[4] == pytest.approx(-0.5, abs=2e-3) and q[8] == pytest.approx(0.9, abs=2e-3)
     before = sim.controller(0).getCommandedConfig()
     with caplog.at_level(logging.WARNING):
-        ros.deliver("arm/joint_commands", JointState(name=["elbow", "shoulder"],
+        ros.deliver("joint_commands", JointState(name=["elbow", "shoulder"],
                                                      position=[0.1, 0.2]))
-        ros.deliver("arm/effort_commands", Float64MultiArray(data=[0.0, 0.0, 0.0]))
+        ros.deliver("effort_commands", Float64MultiArray(data=[0.0, 0.0, 0.0]))
     run(sim, 0.01)
     messages = [r.getMessage() for r in caplog.records]
-    assert messages[0].startswith("arm/joint_commands: command rejected, nothing applied: joint "
+    assert messages[0].startswith("joint_commands: command rejected, nothing applied: joint "
                                   "'shoulder' is a spherical joint: joint states and joint "
                                   "commands carry scalar joints only")
-    assert messages[1].startswith("arm/effort_commands: command rejected, nothing applied: 3 "
+    assert messages[1].startswith("effort_commands: command rejected, nothing applied: 3 "
                                   "values for 2 joints (elbow, wrist)")
     np.testing.assert_allclose(sim.controller(0).getCommandedConfig(), before, atol=0)
 
@@ -99,11 +99,11 @@ def _trajectory(names, positions, seconds=1.0):
 def test_trajectories_drive_scalar_joints_and_refuse_multi_dof_joints_by_name(arm, caplog):
     sim, ros = arm
     with caplog.at_level(logging.WARNING):
-        ros.deliver("arm/joint_trajectory", _trajectory(["palm"], [0.1]))
+        ros.deliver("joint_trajectory", _trajectory(["palm"], [0.1]))
     assert caplog.records[0].getMessage().startswith(
-        "arm/joint_trajectory: trajectory rejected, nothing changed: joint 'palm' is a planar "
+        "joint_trajectory: trajectory rejected, nothing changed: joint 'palm' is a planar "
         "joint")
-    ros.deliver("arm/joint_trajectory", _trajectory(["wrist", "elbow"], [1.2, 0.7]))
+    ros.deliver("joint_trajectory", _trajectory(["wrist", "elbow"], [1.2, 0.7]))
     run(sim, 1.0)
     commanded = sim.controller(0).getCommandedConfig()
     assert commanded[8] == pytest.approx(1.2, abs=1e-9) and commanded[4] == pytest.approx(0.7, abs=1e-9)

@@ -18,7 +18,9 @@ from __future__ import annotations
 import math
 import os
 import struct
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -603,8 +605,8 @@ def test_bad_world_files_exit_2_with_one_line_in_bounded_time_and_memory(tmp_pat
     # measured: a 1,000-link chain raised RecursionError and exited 1; non-UTF-8 input raised
     # UnicodeDecodeError. The chain may also load (once the model builds trees iteratively).
     path, problem = _world_file(tmp_path, kind)
-    running, status, usage, log = _run_to_exit(tmp_path, path)
-    assert usage.ru_maxrss < 1024 * 1024            # [KiB] peak RSS under 1 GB
+    running, status, peak_memory, log = _run_to_exit(tmp_path, path)
+    assert peak_memory < 1024 * 1024                # [KiB] peak RSS under 1 GB
     if kind == "chain" and running:                 # it loaded and ran: fine
         assert os.waitstatus_to_exitcode(status) == 0, log
         return
@@ -618,15 +620,25 @@ def test_bad_world_files_exit_2_with_one_line_in_bounded_time_and_memory(tmp_pat
         assert name not in lines[0]
 
 
+def _start_measured(tmp_path, params, name):
+    """A node whose peak memory [KiB] `_peak_memory` reads once it has exited."""
+    report = tmp_path / f"{name}.maxrss"
+    node = NodeProcess(next_domain(), params, log_path=tmp_path / f"{name}.log",
+                       executable=[sys.executable, str(Path(__file__).with_name("peak_memory.py")),
+                                   str(report), sys.executable, "-m", "sim_node"])
+    node.peak_memory_report = report
+    return node
+
+
 def _run_to_exit(tmp_path, path):
-    """(still running after 10 s, wait status, rusage, log) of a node started on `path`; one
-    still running is stopped with SIGINT (its status and peak memory are then those of that
-    exit)."""
-    node, _ = _start(tmp_path, {"world": str(path)}, "world")
-    status = usage = None
+    """(still running after 10 s, wait status, peak resident memory [KiB], log) of a node
+    started on `path`; one still running is stopped with SIGINT (its status and peak memory
+    are then those of that exit)."""
+    node = _start_measured(tmp_path, {"world": str(path)}, "world")
+    status = None
     deadline = time.monotonic() + 10.0
     while time.monotonic() < deadline:
-        pid, status, usage = os.wait4(node.process.pid, os.WNOHANG)
+        pid, status, _ = os.wait4(node.process.pid, os.WNOHANG)
         if pid:
             break
         status = None
@@ -634,10 +646,10 @@ def _run_to_exit(tmp_path, path):
     running = status is None
     if running:
         os.killpg(node.process.pid, 2)
-        _, status, usage = os.wait4(node.process.pid, 0)
+        _, status, _ = os.wait4(node.process.pid, 0)
     node.process.returncode = os.waitstatus_to_exitcode(status)
     node.stop()
-    return running, status, usage, node.log()
+    return running, status, int(node.peak_memory_report.read_text()), node.log()
 
 
 def test_a_yaml_alias_bomb_exits_2_within_10_s_and_1_gb(tmp_path):
@@ -647,16 +659,17 @@ def test_a_yaml_alias_bomb_exits_2_within_10_s_and_1_gb(tmp_path):
     path = tmp_path / "bomb.yaml"
     path.write_text("simulation:\n  gravity: [" + ", ".join(parts) + "]\n"
                     + "# padding\n" * 18000)            # ~180 KB like the measured one
-    node, _ = _start(tmp_path, {"world": str(path)}, "bomb")
+    node = _start_measured(tmp_path, {"world": str(path)}, "bomb")
     try:
         deadline = time.monotonic() + 10.0
         pid = 0
         while time.monotonic() < deadline and not pid:
-            pid, status, usage = os.wait4(node.process.pid, os.WNOHANG)
+            pid, status, _ = os.wait4(node.process.pid, os.WNOHANG)
             time.sleep(0.05)
         assert pid, "still loading after 10 s"
         node.process.returncode = os.waitstatus_to_exitcode(status)
-        assert node.process.returncode == 2 and usage.ru_maxrss < 1024 * 1024
+        assert node.process.returncode == 2
+        assert int(node.peak_memory_report.read_text()) < 1024 * 1024     # [KiB]
     finally:
         node.stop()
 
