@@ -15,6 +15,9 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+from lxml import etree
+
 RANDOM_URDFS = 50
 
 
@@ -61,3 +64,31 @@ def corpus() -> list[CorpusFile]:
     if root is not None:
         files += [CorpusFile("example-robot-data", p) for p in sorted(root.rglob("*.urdf"))]
     return files
+
+
+def pinocchio_xml(path: Path, robot) -> str:
+    """The file's URDF with sim_node's repaired inertias written into the links concerned."""
+    root = etree.fromstring(robot.urdf.xml.encode(), etree.XMLParser(remove_comments=True))
+    links = {el.get("name"): el for el in root.findall("link")}
+    for name, (_, used) in robot.urdf.inertia_repairs.items():
+        el = links[name]
+        for old in el.findall("inertial"):
+            el.remove(old)
+        inertial = etree.SubElement(el, "inertial")
+        etree.SubElement(inertial, "origin", xyz=" ".join(repr(float(x)) for x in used.com),
+                         rpy="0 0 0")
+        etree.SubElement(inertial, "mass", value=repr(float(used.mass)))
+        I = {k: repr(float(used.inertia[i, j])) for k, i, j in
+             (("ixx", 0, 0), ("ixy", 0, 1), ("ixz", 0, 2), ("iyy", 1, 1), ("iyz", 1, 2),
+              ("izz", 2, 2))}
+        etree.SubElement(inertial, "inertia", **I)
+    return etree.tostring(root, encoding="unicode")
+
+
+def assert_rel(actual, expected, what, rtol=1e-9, atol=1e-12):
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    scale = np.abs(expected).max(initial=0.0)
+    error = np.abs(actual - expected).max(initial=0.0)
+    assert error <= rtol * scale + atol, f"{what}: max error {error:.3e} > {rtol:g} x {scale:.3e}"
+
