@@ -241,3 +241,36 @@ def start_node(tmp_path_factory, name: str, params: dict):
     domain = next_domain()
     log = tmp_path_factory.mktemp(name) / "node.log"
     return NodeProcess(domain, params, log_path=log), Client(domain)
+
+
+# -- the node's services, as the service tests call them ----------------------------------------
+def call(client, srv_type, service, /, timeout: float = 20.0, **fields):
+    """The answer of the node's /sim/<service> to a request with these fields (through the
+    client, or its `.caller` when it has one)."""
+    caller = getattr(client, "caller", client)
+    return caller.call(srv_type, f"/sim/{service}", srv_type.Request(**fields), timeout=timeout)
+
+
+def step(client, steps: int):
+    """step_simulation of `steps` steps, which must succeed."""
+    from simulation_interfaces.msg import Result
+    from simulation_interfaces.srv import StepSimulation
+
+    result = call(client, StepSimulation, "step_simulation", steps=steps).result
+    assert result.result == Result.OK, result.error_message
+
+
+def entity(client, name: str):
+    """get_entity_state of `name` (an EntityState), which must succeed."""
+    from simulation_interfaces.msg import Result
+    from simulation_interfaces.srv import GetEntityState
+
+    response = call(client, GetEntityState, "get_entity_state", entity=name)
+    assert response.result.result == Result.OK, response.result.error_message
+    return response.state
+
+
+def sim_time(client, reference: str = "ground") -> float:
+    """The node's sim time [s] now: the stamp of an entity's state."""
+    stamp = entity(client, reference).header.stamp
+    return stamp.sec + stamp.nanosec * 1e-9

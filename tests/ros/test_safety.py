@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from geometry_msgs.msg import Point, Pose, Twist, Vector3, Wrench
+from geometry_msgs.msg import Pose, Twist, Vector3, Wrench
 from rclpy.action import ActionClient
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -35,7 +35,8 @@ from simulation_interfaces.srv import (DeleteEntity, GetEntities, GetEntityState
                                        SetSimulationState, SpawnEntity, StepSimulation)
 from std_msgs.msg import Float64MultiArray
 
-from node_harness import DEEP, REPO, Client, NodeProcess, next_domain, set_parameter
+from node_harness import (DEEP, REPO, Client, NodeProcess, call, entity, next_domain,
+                          set_parameter, sim_time, step)
 from sim_node.msg import SimStatus
 from sim_node.srv import (ApplyWrench, GetRealTimeFactor, Record, RestoreState, SaveState,
                           SetRealTimeFactor)
@@ -129,30 +130,9 @@ def sim(client):
     return client
 
 
-def call(client, srv_type, service, /, timeout: float = 20.0, **fields):
-    caller = getattr(client, "caller", client)
-    return caller.call(srv_type, f"/sim/{service}", srv_type.Request(**fields), timeout=timeout)
-
-
 def set_run_state(client, state: int):
     return call(client, SetSimulationState, "set_simulation_state",
                 state=SimulationState(state=state)).result
-
-
-def step(client, steps: int):
-    result = call(client, StepSimulation, "step_simulation", steps=steps).result
-    assert result.result == Result.OK, result.error_message
-
-
-def entity(client, name: str):
-    response = call(client, GetEntityState, "get_entity_state", entity=name)
-    assert response.result.result == Result.OK, response.result.error_message
-    return response.state
-
-
-def sim_time(client) -> float:
-    stamp = entity(client, "ground").header.stamp
-    return stamp.sec + stamp.nanosec * 1e-9
 
 
 def position(state) -> list:

@@ -30,11 +30,12 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from simulation_interfaces.action import SimulateSteps
 from simulation_interfaces.msg import Result, SimulationState, SimulatorFeatures
-from simulation_interfaces.srv import (GetEntityState, GetSimulationState,
+from simulation_interfaces.srv import (GetSimulationState,
                                        GetSimulatorFeatures, ResetSimulation, SetEntityState,
                                        SetSimulationState, StepSimulation)
 
-from node_harness import REPO, Client, NodeProcess, next_domain, set_parameter
+from node_harness import (REPO, Client, NodeProcess, call, entity, next_domain, set_parameter,
+                          sim_time, step)
 from sim_node.msg import SimStatus
 from sim_node.srv import (ApplyWrench, GetRealTimeFactor, RestoreState, SaveState,
                           SetPadding, SetRealTimeFactor, SetSurface)
@@ -100,10 +101,6 @@ def sim(client):
     return client
 
 
-def call(client, srv_type, name, **fields):
-    return client.call(srv_type, f"{SIM}/{name}", srv_type.Request(**fields))
-
-
 def state_of(client) -> int:
     return call(client, GetSimulationState, "get_simulation_state").state.state
 
@@ -111,22 +108,6 @@ def state_of(client) -> int:
 def set_state(client, state: int):
     return call(client, SetSimulationState, "set_simulation_state",
                 state=SimulationState(state=state)).result
-
-
-def step(client, steps: int):
-    result = call(client, StepSimulation, "step_simulation", steps=steps).result
-    assert result.result == Result.OK, result.error_message
-
-
-def entity(client, name: str):
-    response = call(client, GetEntityState, "get_entity_state", entity=name)
-    assert response.result.result == Result.OK, response.result.error_message
-    return response.state
-
-
-def sim_time(client) -> float:
-    stamp = entity(client, "ground").header.stamp
-    return stamp.sec + stamp.nanosec * 1e-9
 
 
 def vector(v) -> np.ndarray:
