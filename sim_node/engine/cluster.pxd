@@ -2,4 +2,4 @@
 from sim_node.engine.geometry cimport RawContact
 
 cdef int cluster_contacts(RawContact* c, int n, int max_contacts, double merge_radius,
-                          int* scratch) noexcept nogil
+                          double band, int* scratch) noexcept nogil

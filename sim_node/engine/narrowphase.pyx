@@ -880,13 +880,16 @@ cdef int _append_unique(RawContact* out, int first, int n) noexcept nogil:
     return total
 
 
-cdef inline int _make_room(RawContact* out, int cnt, int max_out) noexcept nogil:
+cdef inline int _make_room(RawContact* out, int cnt, int max_out, double margin) noexcept nogil:
     # keep room for one more triangle's contacts: a full buffer is reduced to the RAW_KEEP
-    # contacts that keep the patch's support (cluster.pyx; only exact duplicates merge)
+    # contacts that keep the patch's support (cluster.pyx; only exact duplicates merge). The
+    # supporting band, a tenth of the margin, is the rest gap plus a tenth of the sweep: within
+    # the scene's own band, so the points the scene will count as supporting go first here too.
     cdef int scratch[RAW_LIMIT]
     if max_out - cnt >= RAW_SPARE or cnt <= 1:
         return cnt
-    return cluster_contacts(out, cnt, max(1, min(RAW_KEEP, max_out // 4)), 0.0, scratch)
+    return cluster_contacts(out, cnt, max(1, min(RAW_KEEP, max_out // 4)), 0.0, 0.1 * margin,
+                            scratch)
 
 
 cdef int _against_mesh(const ShapeC* a, const ShapeC* b, double margin, RawContact* out,
@@ -906,7 +909,7 @@ cdef int _against_mesh(const ShapeC* a, const ShapeC* b, double margin, RawConta
         total = _mesh_query(b, local, skip, tris)
         chunk = min(total - skip, MAX_TRIS)
         for i in range(chunk):
-            cnt = _make_room(out, cnt, max_out)
+            cnt = _make_room(out, cnt, max_out, margin)
             _load_triangle(b, tris[i], &T)
             cnt = _append_unique(out, cnt, _against_triangle(&A, &T, margin, &out[cnt],
                                                              max_out - cnt))
@@ -980,7 +983,7 @@ cdef int _mesh_mesh(const ShapeC* a, const ShapeC* b, double margin, RawContact*
                         mat3_vec(a.R, &ma.verts[3 * ma.tris[3 * mine[j] + v]], &TA.tri[3 * v])
                         for k in range(3):
                             TA.tri[3 * v + k] += a.p[k]
-                    cnt = _make_room(out, cnt, max_out)
+                    cnt = _make_room(out, cnt, max_out, margin)
                     cnt = _append_unique(out, cnt, _against_triangle(&TA, &TB, margin, &out[cnt],
                                                                      max_out - cnt))
                 skip_a += chunk_a

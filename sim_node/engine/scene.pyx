@@ -1060,7 +1060,10 @@ cdef class Scene:
                     n += m
             if n == 0:
                 continue
-            n = cluster_contacts(self.raw, n, self.max_contacts, MERGE_RADIUS, self.scratch)
+            # supporting points: within the rest gap plus the step's approach of the deepest
+            n = cluster_contacts(self.raw, n, self.max_contacts, MERGE_RADIUS,
+                                 REST_GAP_FRACTION * (A.padding + B.padding) + (A.speed + B.speed) * dt,
+                                 self.scratch)
             if self.npatch == self.patch_cap:
                 self.patch_cap *= 2
                 self.patches = <PatchC*> realloc(self.patches, self.patch_cap * sizeof(PatchC))
