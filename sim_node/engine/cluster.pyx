@@ -1,4 +1,4 @@
-"""Reduction of the contacts between one pair of bodies to at most max_contacts.
+"""Contacts of a body pair: reduction to at most max_contacts, grouping into friction patches.
 
 Points closer than `merge_radius` to a kept, deeper point with (nearly) the same normal are merged
 into it first (boundary-layer contact finds many nearly coincident points on fine meshes); points
@@ -19,6 +19,15 @@ differently, and the switching pumps energy into a body that should rest (a box 
 triangulated bowl rocked for ever). Distances are measured in the plane of the contact (across
 the normal of the point they are measured from). Deterministic: ties go to the lower index.
 Works in place on c[0:n]; returns the new count. scratch: n ints.
+
+The kept contacts are then grouped by normal (`group_by_normal`): each group gets its own
+friction patch. Two contacts are in one group when a chain of contacts joins them whose
+neighbouring normals are less than GROUP_NORMAL_ANGLE apart (connected components): a finely
+curved surface under a body is one group however much its normal turns across the body, the
+faces of a crease (the floor and a wall) are a group each, so friction acts in each face's own
+plane. One friction disk across their mean normal would let a plank leaning on a wall slide
+down at 60 degrees: its disk, half-way between the floor's and the wall's, cannot hold the foot
+along the floor.
 """
 from libc.math cimport sqrt
 
@@ -27,6 +36,10 @@ from sim_node.engine.geometry cimport RawContact
 # cosine of the largest angle between the normals of two points that may merge (8.1 degrees:
 # neighbouring triangles of a finely curved surface merge, the faces of a crease do not)
 cdef double MERGE_NORMAL_COS = 0.99
+# cosine of GROUP_NORMAL_ANGLE (20 degrees): neighbouring normals of one friction patch; a
+# crease sharper than this gets a patch per face (a disk tilted by half of it loses at most
+# 1 - cos(10 deg) = 1.5 % of the friction it should give)
+cdef double GROUP_NORMAL_COS = 0.9396926207859084
 
 
 cdef inline void _mid(const RawContact* a, double* x) noexcept nogil:
@@ -179,6 +192,47 @@ cdef int cluster_contacts(RawContact* c, int n, int max_contacts, double merge_r
     return kept
 
 
+cdef int group_by_normal(RawContact* c, int n, int* sizes) noexcept nogil:
+    # Reorders c[0:n] (n <= MAX_GROUPED) so that each group is contiguous, groups in the order
+    # of their first member and members in their order; sizes[g] = members of group g. Returns
+    # the number of groups.
+    cdef int label[MAX_GROUPED]
+    cdef int order[MAX_GROUPED]
+    cdef RawContact tmp[MAX_GROUPED]
+    cdef int i, j, g, head, tail, ngroup = 0, out = 0
+    for i in range(n):
+        label[i] = -1
+    for i in range(n):
+        if label[i] >= 0:
+            continue
+        # breadth-first over the chain of near normals from the first unlabelled contact
+        label[i] = ngroup
+        order[0] = i
+        head = 0
+        tail = 1
+        while head < tail:
+            j = order[head]
+            head += 1
+            for g in range(n):
+                if label[g] < 0 and (c[j].normal[0] * c[g].normal[0] + c[j].normal[1] * c[g].normal[1]
+                                     + c[j].normal[2] * c[g].normal[2]) >= GROUP_NORMAL_COS:
+                    label[g] = ngroup
+                    order[tail] = g
+                    tail += 1
+        sizes[ngroup] = tail
+        ngroup += 1
+    if ngroup == 1:
+        return 1
+    for g in range(ngroup):
+        for i in range(n):
+            if label[i] == g:
+                tmp[out] = c[i]
+                out += 1
+    for i in range(n):
+        c[i] = tmp[i]
+    return ngroup
+
+
 def reduce_contacts(points, normals, distances, int max_contacts, double merge_radius=0.0,
                     double band=0.0):
     """The contacts `cluster_contacts` keeps of n contacts given as points (n, 3) midway
@@ -209,3 +263,28 @@ def reduce_contacts(points, normals, distances, int max_contacts, double merge_r
         kept = cluster_contacts(&c[0], n, max_contacts, merge_radius, band, &s[0])
     raw = raw[:kept]
     return 0.5 * (raw["pa"] + raw["pb"]), raw["normal"].copy(), raw["distance"].copy()
+
+
+def group_normals(normals):
+    """The friction patches `group_by_normal` makes of contacts with the unit normals (n, 3):
+    a list of index arrays into normals, in patch order. For tests and inspection."""
+    import numpy as np
+    cdef double[:, ::1] nrm = np.ascontiguousarray(normals, dtype=np.float64).reshape(-1, 3)
+    cdef int n = nrm.shape[0], i, k, ngroup
+    cdef int sizes[MAX_GROUPED]
+    if n > MAX_GROUPED:
+        raise ValueError(f"at most {MAX_GROUPED} contacts are grouped, got {n}")
+    raw = np.zeros(max(n, 1), dtype=[("pa", "f8", 3), ("pb", "f8", 3), ("normal", "f8", 3),
+                                     ("distance", "f8")])
+    cdef RawContact[::1] c = raw
+    for i in range(n):
+        for k in range(3):
+            c[i].normal[k] = nrm[i, k]
+        c[i].distance = i               # carries the index through the reordering
+    if n == 0:
+        return []
+    with nogil:
+        ngroup = group_by_normal(&c[0], n, sizes)
+    order = raw["distance"][:n].astype(int)
+    bounds = np.cumsum([0] + [sizes[i] for i in range(ngroup)])
+    return [order[bounds[g]:bounds[g + 1]] for g in range(ngroup)]

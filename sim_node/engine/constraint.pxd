@@ -1,9 +1,10 @@
 # Contact and joint constraints of one step.
 #
 # A contact joins collision bodies a and b at a world point; its normal points from b towards a.
-# The contacts of one body pair form a patch: each contact carries its own normal impulse (so
-# the support of the patch is exact), and the patch carries the friction: two tangential impulses
-# and a torsional one about the normal, at the patch centroid. Jacobian rows map `vel` to the
+# The contacts of one body pair with near normals form a patch (a pair touching several faces of
+# a crease has a patch per face): each contact carries its own normal impulse (so the support of
+# the patch is exact), and the patch carries the friction: two tangential impulses and a
+# torsional one about its mean normal, at the patch centroid. Jacobian rows map `vel` to the
 # velocity of a relative to b; for each side with degrees of freedom the buffer `jw` holds the
 # rows (nrow x nv) followed by W = M^-1 J^T (nv x nrow, stored as nrow columns).
 
@@ -24,7 +25,9 @@ ctypedef struct ContactC:
     double D              # J M^-1 J^T
     double target         # normal velocity the solve aims at [m/s]
     double gamma          # soft-contact compliance [m/(N s)] (0: rigid)
-    double bounce         # 1 when the target is a restitution bounce (no regularisation)
+    double bounce         # 1 when the target is a restitution bounce
+    double exact          # 1: solved without regularisation (a bounce, or an impact that
+                          # closes the gap this step: it stops at the rest gap, not inside)
     double bias           # normal velocity contributed by kinematic sides (no DOFs) [m/s]
     int jw_a              # offset of side a in the jw buffer, -1 if a has no DOFs
     int jw_b
@@ -57,6 +60,7 @@ ctypedef struct PatchC:
     int vel_b
     int block             # offset in the block buffer of the patch's Delassus matrix
                           # ((count + 3)^2: normal rows, then t1, t2, torsion)
+    int cached            # the previous step's patch its friction warm start comes from (-1: none)
 
 ctypedef struct RowC:
     # A one-DOF robot constraint: a joint limit (unilateral) or joint dry friction (bounded).

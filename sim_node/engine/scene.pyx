@@ -16,7 +16,11 @@ closer than padding_a + padding_b (plus the distance they can close during the s
 bodies cannot tunnel through thin geometry). A rigid contact lets the bodies approach until
 their real surfaces are REST_GAP_FRACTION x (padding_a + padding_b) apart — inside the layer,
 never touching, which keeps normals of zero-thickness shells consistent — and a restitution
-target applies on the step the gap closes. A compliant layer (finite kStiffness, kDamping)
+target applies on the step the gap closes. An impact (approaching faster than
+IMPACT_SPEED when the step starts, closing the gap within it) stops exactly at the rest
+gap: its row is solved without the solver's regularisation, whose yield under an impact's
+impulse would sink the body tens of micrometres and push it back out, with energy, over the
+next steps. A compliant layer (finite kStiffness, kDamping)
 pushes with the implicit spring-damper k depth + c d(depth)/dt, depth measured into the layer.
 """
 import numpy as np
@@ -28,7 +32,7 @@ from libc.string cimport memcpy, memmove, memset
 
 from sim_node.engine.aba cimport aba_armature, aba_factored
 from sim_node.engine.broadphase cimport sweep_and_prune
-from sim_node.engine.cluster cimport cluster_contacts
+from sim_node.engine.cluster cimport MAX_GROUPED, cluster_contacts, group_by_normal
 from sim_node.engine.constraint cimport ContactC, PatchC, RowC
 from sim_node.engine.crba cimport crba
 from sim_node.engine.geometry cimport (MeshC, SHAPE_SPHERE, SHAPE_BOX, SHAPE_CAPSULE,
@@ -50,6 +54,7 @@ cnp.import_array()
 
 cdef double REST_GAP_FRACTION = 0.1     # rigid contacts rest this far into the layer's outside
 cdef double RESTITUTION_THRESHOLD = 0.05  # [m/s] slower impacts do not bounce
+cdef double IMPACT_SPEED = 0.05         # [m/s] faster approaches are impacts, solved exactly
 cdef double PUSH_OUT_RATE = 0.2         # fraction of an overlap beyond the rest gap fixed per step
 cdef double MAX_PUSH_OUT_SPEED = 0.2    # [m/s] cap of that correction (it adds energy)
 cdef double MERGE_RADIUS = 0.001        # [m] contacts of a pair closer than this are merged
@@ -1020,7 +1025,8 @@ cdef class Scene:
 
     cdef void _narrowphase(self, double dt) noexcept nogil:
         # (candidate pairs, shapes) => contacts clustered per pair (normal from b to a)
-        cdef int p, i, j, sa, sb, n, k, c, m
+        cdef int p, i, j, sa, sb, n, k, c, m, g, ngroup
+        cdef int sizes[MAX_GROUPED]
         cdef BodyC* A
         cdef BodyC* B
         cdef double margin, norm, along
@@ -1064,48 +1070,53 @@ cdef class Scene:
             n = cluster_contacts(self.raw, n, self.max_contacts, MERGE_RADIUS,
                                  REST_GAP_FRACTION * (A.padding + B.padding) + (A.speed + B.speed) * dt,
                                  self.scratch)
-            if self.npatch == self.patch_cap:
-                self.patch_cap *= 2
+            # a friction patch per group of near normals (a face, or a curved surface)
+            ngroup = group_by_normal(self.raw, n, sizes)
+            if self.npatch + ngroup > self.patch_cap:
+                self.patch_cap = 2 * (self.npatch + ngroup)
                 self.patches = <PatchC*> realloc(self.patches, self.patch_cap * sizeof(PatchC))
             if self.ncontact + n > self.contact_cap:
                 self.contact_cap = 2 * (self.ncontact + n)
                 self.contacts = <ContactC*> realloc(self.contacts, self.contact_cap * sizeof(ContactC))
-            patch = &self.patches[self.npatch]
-            memset(patch, 0, sizeof(PatchC))
-            patch.body_a = i
-            patch.body_b = j
-            patch.first = self.ncontact
-            patch.count = n
-            patch.mu = _harmonic(A.friction, B.friction)
-            for c in range(n):
-                rc = &self.raw[c]
-                out = &self.contacts[self.ncontact]
-                memset(out, 0, sizeof(ContactC))
-                out.body_a = i
-                out.body_b = j
-                out.patch = self.npatch
+            m = 0
+            for g in range(ngroup):
+                patch = &self.patches[self.npatch]
+                memset(patch, 0, sizeof(PatchC))
+                patch.body_a = i
+                patch.body_b = j
+                patch.first = self.ncontact
+                patch.count = sizes[g]
+                patch.mu = _harmonic(A.friction, B.friction)
+                for c in range(m, m + sizes[g]):
+                    rc = &self.raw[c]
+                    out = &self.contacts[self.ncontact]
+                    memset(out, 0, sizeof(ContactC))
+                    out.body_a = i
+                    out.body_b = j
+                    out.patch = self.npatch
+                    for k in range(3):
+                        out.point[k] = 0.5 * (rc.pa[k] + rc.pb[k])
+                        out.normal[k] = rc.normal[k]
+                        patch.point[k] += out.point[k] / sizes[g]
+                        patch.normal[k] += out.normal[k]
+                    out.distance = rc.distance
+                    out.depth = A.padding + B.padding - rc.distance
+                    out.restitution = 0.5 * (A.restitution + B.restitution)
+                    out.stiffness = _harmonic(A.stiffness, B.stiffness)
+                    out.damping = _harmonic(A.damping, B.damping)
+                    self.ncontact += 1
+                m += sizes[g]
+                norm = sqrt(dot3(patch.normal, patch.normal))
                 for k in range(3):
-                    out.point[k] = 0.5 * (rc.pa[k] + rc.pb[k])
-                    out.normal[k] = rc.normal[k]
-                    patch.point[k] += out.point[k] / n
-                    patch.normal[k] += out.normal[k]
-                out.distance = rc.distance
-                out.depth = A.padding + B.padding - rc.distance
-                out.restitution = 0.5 * (A.restitution + B.restitution)
-                out.stiffness = _harmonic(A.stiffness, B.stiffness)
-                out.damping = _harmonic(A.damping, B.damping)
-                self.ncontact += 1
-            norm = sqrt(dot3(patch.normal, patch.normal))
-            for k in range(3):
-                patch.normal[k] /= norm
-            tangent_basis(patch.normal, patch.t1, patch.t2)
-            for c in range(patch.first, patch.first + n):
-                out = &self.contacts[c]
-                for k in range(3):
-                    rel[k] = out.point[k] - patch.point[k]
-                along = dot3(rel, patch.normal)
-                out.rho = sqrt(max(0.0, dot3(rel, rel) - along * along))
-            self.npatch += 1
+                    patch.normal[k] /= norm
+                tangent_basis(patch.normal, patch.t1, patch.t2)
+                for c in range(patch.first, patch.first + patch.count):
+                    out = &self.contacts[c]
+                    for k in range(3):
+                        rel[k] = out.point[k] - patch.point[k]
+                    along = dot3(rel, patch.normal)
+                    out.rho = sqrt(max(0.0, dot3(rel, rel) - along * along))
+                self.npatch += 1
 
     cdef void _actuators(self, double dt) noexcept nogil:
         # (q, v, commands, integral terms) => tau, clipped to the torque limits; position
@@ -1366,7 +1377,7 @@ cdef class Scene:
         cdef double va[3]
         cdef double vb[3]
         cdef double D1[1]
-        cdef int cached = -1
+        cdef int cached = -1, hit
         for k in range(9):
             zero[k] = 0.0
         self.jw_size = 0
@@ -1402,6 +1413,7 @@ cdef class Scene:
             gap = c.distance - rest
             c.gamma = 0.0
             c.bounce = 0.0
+            c.exact = 0.0
             if c.stiffness < INFINITY and c.damping < INFINITY:
                 if c.depth > 0.0:
                     # compliant layer: u_n + gamma lambda = k depth / (k dt + c)
@@ -1426,11 +1438,20 @@ cdef class Scene:
                     if v_imp > 0.0:
                         c.target = sqrt(v_imp)
                         c.bounce = 1.0
+                        c.exact = 1.0
             else:
                 c.target = min(-PUSH_OUT_RATE * gap / dt, MAX_PUSH_OUT_SPEED)
+            if (c.stiffness == INFINITY or c.damping == INFINITY) and u_start < -IMPACT_SPEED \
+                    and gap + u_n * dt <= 0.0:
+                # an impact (module docstring): it stops at the rest gap, not inside it
+                c.exact = 1.0
             if i == self.patches[c.patch].first:
                 cached = self._cached_patch(c.body_a, c.body_b)
-            self._warm_start_contact(c, cached)
+                self.patches[c.patch].cached = -1
+            # the patch's friction follows the old patch that its first cached contact was in
+            hit = self._warm_start_contact(c, cached)
+            if self.patches[c.patch].cached < 0:
+                self.patches[c.patch].cached = hit
         for i in range(self.npatch):
             p = &self.patches[i]
             for k in range(3):
@@ -1461,7 +1482,7 @@ cdef class Scene:
                 _add_jw(p.D, 3, self.jw, p.jw_a, p.nv_a, p.jw_b, p.nv_b)
                 _add_jw(p.D, 3, self.jw, p.jw_b, p.nv_b, p.jw_a, p.nv_a)
             _eig2(p.D[0], p.D[1], p.D[4], p.Dt_eig, p.Dt_rot)
-            self._warm_start_patch(p, self._cached_patch(p.body_a, p.body_b))
+            self._warm_start_patch(p, p.cached)
         # patch blocks, after every Jacobian is in place (jw may move while it grows)
         self.blocks_size = 0
         for i in range(self.npatch):
@@ -1476,14 +1497,17 @@ cdef class Scene:
         self._joint_rows(dt)
 
     cdef int _cached_patch(self, int body_a, int body_b) noexcept nogil:
-        # index of the previous step's patch of this pair, -1 if none; patches are recorded in
-        # (body_a, body_b)-sorted order, so a binary search finds it
+        # index of the first of the previous step's patches of this pair, -1 if none: patches
+        # are recorded in (body_a, body_b)-sorted order (a stable sort: a pair's patches stay
+        # together, in their order), so a binary search finds them
         cdef int lo = 0, hi = self.npcache - 1, mid
         cdef long key = (<long> body_a) * self.nbody + body_b, k
         while lo <= hi:
             mid = (lo + hi) // 2
             k = (<long> self.pcache[mid].body_a) * self.nbody + self.pcache[mid].body_b
             if k == key:
+                while mid > 0 and self._cached_pair_is(mid - 1, body_a, body_b):
+                    mid -= 1
                 return mid
             if k < key:
                 lo = mid + 1
@@ -1491,28 +1515,37 @@ cdef class Scene:
                 hi = mid - 1
         return -1
 
-    cdef void _warm_start_contact(self, ContactC* c, int cached) noexcept nogil:
-        # normal impulse of the cached contact of the same pair nearest to this one (a's frame)
+    cdef inline bint _cached_pair_is(self, int k, int body_a, int body_b) noexcept nogil:
+        return (0 <= k < self.npcache and self.pcache[k].body_a == body_a
+                and self.pcache[k].body_b == body_b)
+
+    cdef int _warm_start_contact(self, ContactC* c, int cached) noexcept nogil:
+        # normal impulse of the cached contact of the same pair nearest to this one (a's frame);
+        # returns the cached patch that contact was in (-1: none within WARM_START_RADIUS)
         cdef BodyC* a = &self.bodies[c.body_a]
         cdef double local[3]
         cdef double t[3]
         cdef double d2, best = WARM_START_RADIUS * WARM_START_RADIUS
-        cdef int i, hit = -1, k
+        cdef int i, hit = -1, k, patch = -1
         c.lam = 0.0
         if cached < 0:
-            return
+            return -1
         for k in range(3):
             t[k] = c.point[k] - a.p[k]
         mat3T_vec(a.R, t, local)
-        for i in range(self.pcache[cached].first, self.pcache[cached].first + self.pcache[cached].count):
-            d2 = 0.0
-            for k in range(3):
-                d2 += (self.cache[i].point_A[k] - local[k]) ** 2
-            if d2 < best:
-                best = d2
-                hit = i
+        while self._cached_pair_is(cached, c.body_a, c.body_b):
+            for i in range(self.pcache[cached].first, self.pcache[cached].first + self.pcache[cached].count):
+                d2 = 0.0
+                for k in range(3):
+                    d2 += (self.cache[i].point_A[k] - local[k]) ** 2
+                if d2 < best:
+                    best = d2
+                    hit = i
+                    patch = cached
+            cached += 1
         if hit >= 0 and c.bounce == 0.0:
             c.lam = self.cache[hit].lam
+        return patch
 
     cdef void _warm_start_patch(self, PatchC* p, int cached) noexcept nogil:
         # the pair's friction impulse of the previous step, in the new tangent basis, on its disk
@@ -1632,6 +1665,9 @@ cdef class Scene:
         self.nseparated = 0
         for i in range(self.npcache):
             if self.pcache[i].touched:
+                if self.nseparated > 0 and self.separated[2 * self.nseparated - 2] == self.pcache[i].body_a \
+                        and self.separated[2 * self.nseparated - 1] == self.pcache[i].body_b:
+                    continue            # another patch of the pair (the cache is sorted by pair)
                 if self.nseparated == self.separated_cap:
                     self.separated_cap *= 2
                     self.separated = <int*> realloc(self.separated, 2 * self.separated_cap * sizeof(int))
@@ -1659,8 +1695,7 @@ cdef class Scene:
         # drop from the old touching pairs those that still touch (both lists sorted)
         k = 0
         for i in range(self.nseparated):
-            r = self._cached_patch(self.separated[2 * i], self.separated[2 * i + 1])
-            if r < 0 or not self.pcache[r].touched:
+            if not self._pair_touched(self.separated[2 * i], self.separated[2 * i + 1]):
                 self.separated[2 * k] = self.separated[2 * i]
                 self.separated[2 * k + 1] = self.separated[2 * i + 1]
                 k += 1
@@ -1675,6 +1710,15 @@ cdef class Scene:
                     else:
                         self.robots[r].row_lam[3 * k + 2] = row.lam
                     break
+
+    cdef bint _pair_touched(self, int body_a, int body_b) noexcept nogil:
+        # some patch of the pair recorded by the last step was within the boundary layers
+        cdef int k = self._cached_patch(body_a, body_b)
+        while k >= 0 and self._cached_pair_is(k, body_a, body_b):
+            if self.pcache[k].touched:
+                return True
+            k += 1
+        return False
 
     cdef int _feedback_entry(self, int a, int b, bint create) noexcept nogil:
         # index of pair (a < b) in the feedback table; inserted (zeroed) when create, else -1
@@ -1864,34 +1908,38 @@ cdef class Scene:
         return out
 
     def pair_arrays(self):
-        """The body pairs of the last step, one row per contact patch: body_a, body_b, count,
-        force (3) on a [N], torque (3) on a about the world origin [N m] (contact moments plus
-        the torsional friction), touched (a contact within the boundary layers) and
-        penetrated (the real geometries overlapped), for `dt` given to the last step."""
-        cdef int i, j, k
+        """The body pairs of the last step, one row per pair (its patches together): body_a,
+        body_b, count (contacts), impulse (3) on a [N s], angular_impulse (3) on a about the
+        world origin [N m s] (contact moments plus the torsional friction), touched (a contact
+        within the boundary layers) and penetrated (the real geometries overlapped)."""
+        cdef int i, j, k, row = -1
         cdef PatchC* p
         cdef ContactC* c
-        n = self.npatch
+        n = sum(1 for i in range(self.npatch) if i == 0
+                or self.patches[i].body_a != self.patches[i - 1].body_a
+                or self.patches[i].body_b != self.patches[i - 1].body_b)
         out = {"body_a": np.empty(n, np.int32), "body_b": np.empty(n, np.int32),
-               "count": np.empty(n, np.int32), "impulse": np.zeros((n, 3)),
+               "count": np.zeros(n, np.int32), "impulse": np.zeros((n, 3)),
                "angular_impulse": np.zeros((n, 3)), "touched": np.zeros(n, bool),
                "penetrated": np.zeros(n, bool)}
         contacts = self.contact_arrays()
-        for i in range(n):
+        for i in range(self.npatch):
             p = &self.patches[i]
-            out["body_a"][i] = p.body_a
-            out["body_b"][i] = p.body_b
-            out["count"][i] = p.count
+            if row < 0 or p.body_a != out["body_a"][row] or p.body_b != out["body_b"][row]:
+                row += 1        # (a pair's patches are consecutive)
+            out["body_a"][row] = p.body_a
+            out["body_b"][row] = p.body_b
+            out["count"][row] += p.count
             for j in range(p.first, p.first + p.count):
                 c = &self.contacts[j]
-                out["impulse"][i] += contacts["impulse"][j]
-                out["angular_impulse"][i] += np.cross(contacts["point"][j], contacts["impulse"][j])
+                out["impulse"][row] += contacts["impulse"][j]
+                out["angular_impulse"][row] += np.cross(contacts["point"][j], contacts["impulse"][j])
                 if c.depth >= 0.0:
-                    out["touched"][i] = True
+                    out["touched"][row] = True
                 if c.distance < 0.0:
-                    out["penetrated"][i] = True
+                    out["penetrated"][row] = True
             for k in range(3):
-                out["angular_impulse"][i, k] += p.lam[2] * p.normal[k]
+                out["angular_impulse"][row, k] += p.lam[2] * p.normal[k]
         return out
 
     def separated_pairs(self):

@@ -22,10 +22,13 @@ disk |l| <= r. When the unconstrained minimum lies outside, the KKT condition (D
 with |l| = r gives nu >= 0 by Newton's method in D's eigenbasis; the slip after the update,
 D l + b = -nu l, is then anti-parallel to l (radial projection would turn friction sideways
 whenever D is anisotropic). Rigid normal rows carry a small relative compliance,
-`regularization` x A_ii (bounce rows and compliant layers excepted): the four corner normals of a resting face are
-statically indeterminate, and without it Gauss-Seidel cycles between equivalent load
-distributions for hundreds of sweeps on a stack; with 0.02 a resting contact yields by
-0.02 A_ii lambda dt (a fraction of a micrometre) and stacks converge in tens of sweeps.
+`regularization` x A_ii: the four corner normals of a resting face are statically
+indeterminate, and without it Gauss-Seidel cycles between equivalent load distributions for
+hundreds of sweeps on a stack; with 0.02 a resting contact yields by 0.02 A_ii lambda dt (a
+fraction of a micrometre) and stacks converge in tens of sweeps. Rows marked `exact` (bounces
+and impacts, see the scene) and compliant layers carry none: an impact's impulse is large, and
+its yield (tens of micrometres at 1.4 m/s) would be pushed back out over the next steps — energy
+put back into a body that should only lose it.
 Sweeps alternate direction (symmetric Gauss-Seidel), visit the
 constraints in a fixed order (same input, same bits), start from the warm-started impulses and
 stop when no impulse changes by more than `tolerance` times the largest one, or after
@@ -182,7 +185,7 @@ cdef inline double _solve_patch(PatchC* p, ContactC* contacts, const double* A, 
         for k in range(n):
             i = k if forward else n - 1 - k
             c = &contacts[p.first + i]
-            eps = 0.0 if (c.bounce > 0.0 or c.gamma > 0.0) else regularization * A[m * i + i]
+            eps = 0.0 if (c.exact > 0.0 or c.gamma > 0.0) else regularization * A[m * i + i]
             lam = l[i] - (u[i] - c.target + c.gamma * l[i] + eps * l[i]) / (A[m * i + i] + eps + c.gamma)
             if lam < 0.0:
                 lam = 0.0

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.spatial.transform import Rotation
 
-from sim_node.engine.cluster import reduce_contacts
+from sim_node.engine.cluster import group_normals, reduce_contacts
 
 BAND = 5e-4                 # [m] the scene's default: the rest gap of two 2.5 mm paddings
 
@@ -112,3 +112,35 @@ def test_bad_arguments_say_what_is_valid():
         reduce_contacts(np.zeros((3, 3)), np.zeros((2, 3)), np.zeros(3), 4)
     with pytest.raises(ValueError, match="at least 1"):
         reduce_contacts(np.zeros((3, 3)), np.zeros((3, 3)), np.zeros(3), 0)
+
+
+def unit(v):
+    v = np.asarray(v, float)
+    return v / np.linalg.norm(v)
+
+
+def test_the_faces_of_a_crease_or_a_room_corner_get_a_friction_patch_each():
+    # Claim: contacts on a 40-degree crease's two faces, or on the floor and two walls of a
+    # room, form a patch per face, each patch holding exactly that face's contacts, patches in
+    # the order of their first contact
+    left, right = unit([-math.sin(0.35), 0, math.cos(0.35)]), unit([math.sin(0.35), 0, math.cos(0.35)])
+    groups = group_normals([left, right, right, left, left, right])
+    assert [g.tolist() for g in groups] == [[0, 3, 4], [1, 2, 5]]
+    floor, wall_x, wall_y = [0, 0, 1.0], [1.0, 0, 0], [0, 1.0, 0]
+    groups = group_normals([wall_y, floor, wall_x, floor, wall_y, wall_x])
+    assert [g.tolist() for g in groups] == [[0, 4], [1, 3], [2, 5]]
+
+
+def test_a_curved_surface_under_a_body_is_one_patch_however_far_its_normal_turns():
+    # Claim: normals joined by a chain of neighbours less than 20 degrees apart are one patch:
+    # a body on a cylinder-like surface whose normal turns 60 degrees in 5-degree steps has one
+    # friction patch (in any order of its contacts); a 25-degree gap splits it in two
+    angles = np.radians(np.arange(0, 61, 5))
+    normals = np.column_stack([np.sin(angles), np.zeros_like(angles), np.cos(angles)])
+    order = np.random.default_rng(3).permutation(len(normals))
+    groups = group_normals(normals[order])
+    assert len(groups) == 1 and sorted(groups[0].tolist()) == list(range(len(normals)))
+    angles = np.radians([0, 5, 10, 35, 40])
+    normals = np.column_stack([np.sin(angles), np.zeros_like(angles), np.cos(angles)])
+    assert [g.tolist() for g in group_normals(normals)] == [[0, 1, 2], [3, 4]]
+    assert [g.tolist() for g in group_normals([[0, 0, 1.0]] * 4)] == [[0, 1, 2, 3]]

@@ -295,6 +295,15 @@ def heightfield_yaml(heights, size, path: Path, surface=""):
             f"size: [{size[0]}, {size[1]}]}}}}\n" + (f"    surface: {surface}\n" if surface else ""))
 
 
+def planes_yaml(normals, surface=""):
+    """A `terrains:` section with one plane terrain through the origin per unit normal."""
+    text = "terrains:\n"
+    for k, n in enumerate(normals):
+        text += (f"  - name: plane{k}\n    geometry: {{plane: {{normal: {_yaml_list(n)}, offset: 0.0}}}}\n"
+                 + (f"    surface: {surface}\n" if surface else ""))
+    return text
+
+
 def _yaml_list(values):
     # '.17e' always has a decimal point: YAML 1.1 reads '1e-12' as a string
     return "[" + ", ".join(format(float(x), ".17e") for x in values) + "]"
@@ -317,6 +326,18 @@ def poses(states):
                   np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)],
                  axis=1)
     return R, states[:, :3].copy()
+
+
+def mechanical_energy(states, mass, inertia_B, gravity=9.81):
+    """Kinetic plus potential energy (n,) [J] of a free body from its state rows (n, 13)
+    [com (3), q xyzw (4), v_com (3), w world (3)]: m v^2 / 2 + w^T R I_B R^T w / 2 + m g z_com,
+    with I_B (3, 3) its inertia about the com in body axes [kg m^2]."""
+    states = np.atleast_2d(states)
+    R, com = poses(states)
+    w_B = np.einsum("nji,nj->ni", R, states[:, 10:13])          # R^T w
+    spin = np.einsum("ni,ij,nj->n", w_B, np.asarray(inertia_B, float), w_B)
+    return (0.5 * mass * np.einsum("ni,ni->n", states[:, 7:10], states[:, 7:10]) + 0.5 * spin
+            + mass * gravity * com[:, 2])
 
 
 def _dot(u, v):

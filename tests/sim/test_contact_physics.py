@@ -294,3 +294,107 @@ def test_cost_of_a_step_grows_about_linearly_from_10_to_100_boxes_on_a_plane(tmp
 
     ratio = work(100) / work(10)
     assert 7.0 <= ratio <= 14.0
+
+
+def leaning_plank(tmp_path, theta_deg, corner, mu=0.5, length=1.0, thickness=0.02, seconds=2.0):
+    """A plank (box 2 cm x 10 cm x 1 m, 1 kg) leaning at theta from the floor z = 0 against the
+    wall x = 0, both of friction mu, its lowest corner and its corner nearest the wall at the
+    rest gap from them; the corner is two plane terrains, one terrain of the two planes, or a
+    triangle mesh of four triangles. Returns the path of its centre (steps, 3) and its last
+    state row."""
+    from sim_node.model import geometry as geo
+    from sim_node.model.urdf import GeometryElement, Origin
+
+    import trimesh
+
+    th = math.radians(theta_deg)
+    rest = 0.1 * 2 * 0.0025                               # the rest gap of two default paddings
+    centre = [length / 2 * math.cos(th) + thickness / 2 * math.sin(th) + rest, 0.0,
+              length / 2 * math.sin(th) + thickness / 2 * math.cos(th) + rest]
+    surface = f"{{kFriction: {mu}}}"
+    text = f"""rigid_objects:
+  - name: plank
+    geometry: {{box: [{thickness}, 0.1, {length}]}}
+    mass: 1.0
+    pose: {{position: {centre}, orientation: {quat_about((0, 1, 0), th - math.pi / 2)}}}
+    surface: {surface}
+terrains:
+"""
+    normals = [(0.0, 0.0, 1.0), (1.0, 0.0, 0.0)]
+    if corner == "two plane terrains":
+        text += "".join(f"""  - name: plane{k}
+    geometry: {{plane: {{normal: {list(n)}, offset: 0.0}}}}
+    surface: {surface}
+""" for k, n in enumerate(normals))
+    elif corner == "triangle mesh":
+        trimesh.Trimesh([[0, -1, 0], [2, -1, 0], [2, 1, 0], [0, 1, 0], [0, 1, 2], [0, -1, 2]],
+                        [[0, 1, 2], [0, 2, 3], [0, 3, 4], [0, 4, 5]]).export(tmp_path / "corner.stl")
+        text += f"""  - name: corner
+    geometry: {{mesh: {tmp_path / 'corner.stl'}}}
+    surface: {surface}
+"""
+    else:
+        text = text.replace("terrains:\n", "")
+    path = tmp_path / "plank.yaml"
+    path.write_text(text)
+    world = sim_node.WorldModel()
+    world.readFile(path)
+    if corner == "one terrain of two planes":
+        terrain = sim_node.TerrainModel("corner", tuple(
+            GeometryElement(Origin(), geo.Plane(n, 0.0)) for n in normals))
+        world.add(terrain)
+        terrain.settings = world.rigidObject("plank").settings
+    scene = build_scene(world).scene
+    centres = []
+    for _ in range(int(round(seconds / DT))):
+        scene.step(DT)
+        centres.append(scene.free_state[0, :3].copy())
+    return np.array(centres), scene.free_state[0].copy()
+
+
+def plank_critical_angle(mu, length, thickness):
+    """The least angle [deg] at which a plank leaning on a wall stands, friction mu at both
+    ends: the moments about its foot at limiting friction, N_floor = m g / (1 + mu^2),
+    N_wall = mu N_floor, give tan(theta) = (1 - mu^2) / (2 mu + (1 + mu^2) thickness / length)
+    (a thin ladder's (1 - mu^2) / (2 mu)) [deg]."""
+    return math.degrees(math.atan((1 - mu * mu) / (2 * mu + (1 + mu * mu) * thickness / length)))
+
+
+CORNERS = ("two plane terrains", "one terrain of two planes", "triangle mesh")
+
+
+@pytest.mark.parametrize("margin_deg", [3.0, -3.0], ids=["stands", "slides"])
+def test_a_plank_leaning_on_a_wall_stands_above_the_critical_angle_and_slides_below_it(
+        tmp_path, margin_deg):
+    # Claim: friction acts on each face of a corner in that face's own plane, whether the floor
+    # and the wall are two terrains, one terrain of two planes or one triangle mesh (a body
+    # pair touching two faces has a friction patch per face): a plank (mu 0.5) leaning 3
+    # degrees above the closed-form critical angle (36.2 degrees) stands — its centre moves
+    # less than 1 mm in 2 s and it is at rest — and 3 degrees below it slides down, its centre
+    # dropping more than 10 cm; the three corners give the same path to 1 um. (With one
+    # friction disk across the floor's and the wall's mean normal, the plank slid down even
+    # at 60 degrees.)
+    theta = plank_critical_angle(0.5, 1.0, 0.02) + margin_deg
+    paths = {corner: leaning_plank(tmp_path, theta, corner) for corner in CORNERS}
+    reference, last = paths["two plane terrains"]
+    moved = np.linalg.norm(reference[-1] - reference[0])
+    if margin_deg > 0:
+        assert moved < 1e-3
+        assert np.linalg.norm(last[7:10]) + 0.5 * np.linalg.norm(last[10:13]) < 1e-3
+    else:
+        assert reference[0, 2] - reference[-1, 2] > 0.1
+    for corner in CORNERS[1:]:
+        assert np.abs(paths[corner][0] - reference).max() < 1e-6, corner
+
+
+@pytest.mark.parametrize("corner", CORNERS[1:])
+@pytest.mark.parametrize("theta", [45.0, 60.0, 75.0])
+def test_a_plank_leaning_on_a_wall_of_the_same_terrain_stands_as_on_two_terrains(tmp_path, theta,
+                                                                                  corner):
+    # Claim: well above the critical angle the plank stands against a wall that is part of the
+    # floor's terrain (one terrain of two planes, a triangle-mesh room) exactly as between two
+    # plane terrains (with one friction disk per body pair it slid down at 45 and 60 degrees)
+    same, _ = leaning_plank(tmp_path, theta, corner, seconds=1.0)
+    planes, _ = leaning_plank(tmp_path, theta, "two plane terrains", seconds=1.0)
+    assert np.linalg.norm(same[-1] - same[0]) < 1e-3
+    assert np.abs(same - planes).max() < 1e-6
