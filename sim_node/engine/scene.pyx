@@ -62,6 +62,11 @@ cdef double WARM_START_RADIUS = 0.01    # [m] a cached impulse follows a contact
 cdef int RAW_PER_SHAPE_PAIR = 256
 
 cdef double MAX_STEP_MOTION = 0.5       # [m or rad] a step moving any coordinate further fails
+# Bounds of joint commands, checked by set_commands / set_joint_commands (sim_node.sim.bounds
+# documents them as MAX_JOINT_POSITION, MAX_ANGULAR_SPEED, MAX_TORQUE)
+MAX_POSITION_TARGET = 1e4               # [rad or m]
+MAX_VELOCITY_TARGET = 1e4               # [rad/s or m/s]
+MAX_FEEDFORWARD = 1e9                   # [N m or N]
 cdef int MAX_HALVINGS = 5               # a failed step is retried as two halves, this deep
 
 # status codes (Simulator.getStatus; the same numbers as sim_node/msg/SimStatus.msg)
@@ -745,9 +750,12 @@ cdef class Scene:
         cdef RobotC* rob = &self.robots[robot]
         cdef int offset = self.robot_joint_offset[robot], k
         cdef int nv = rob.model.nv, nq = rob.model.nq
-        cdef const double[::1] qd = _joint_vector(q_des, "position targets", nq - rob.q_offset, nq)
-        cdef const double[::1] vd = _joint_vector(v_des, "velocity targets", nv - offset, nv)
-        cdef const double[::1] tf = _joint_vector(tau_ff, "feed-forward torques", nv - offset, nv)
+        cdef const double[::1] qd = _joint_vector(q_des, "position targets", nq - rob.q_offset, nq,
+                                                    MAX_POSITION_TARGET, "rad or m")
+        cdef const double[::1] vd = _joint_vector(v_des, "velocity targets", nv - offset, nv,
+                                                    MAX_VELOCITY_TARGET, "rad/s or m/s")
+        cdef const double[::1] tf = _joint_vector(tau_ff, "feed-forward torques", nv - offset, nv,
+                                                    MAX_FEEDFORWARD, "N m or N")
         cdef int qshift = 0 if qd is None or qd.shape[0] == nq else rob.q_offset
         cdef int vshift = 0 if vd is None or vd.shape[0] == nv else offset
         cdef int tshift = 0 if tf is None or tf.shape[0] == nv else offset
@@ -797,9 +805,12 @@ cdef class Scene:
                 raise ValueError(f"joint DOF {index[i]} belongs to a "
                                  f"{'spherical' if rob.dof_ball[k] >= 0 else 'free'} joint: "
                                  "only scalar joint DOFs can be commanded one by one")
-        cdef const double[::1] qd = _joint_vector(q_des, "position targets", n, n)
-        cdef const double[::1] vd = _joint_vector(v_des, "velocity targets", n, n)
-        cdef const double[::1] tf = _joint_vector(tau_ff, "feed-forward torques", n, n)
+        cdef const double[::1] qd = _joint_vector(q_des, "position targets", n, n,
+                                                    MAX_POSITION_TARGET, "rad or m")
+        cdef const double[::1] vd = _joint_vector(v_des, "velocity targets", n, n,
+                                                    MAX_VELOCITY_TARGET, "rad/s or m/s")
+        cdef const double[::1] tf = _joint_vector(tau_ff, "feed-forward torques", n, n,
+                                                    MAX_FEEDFORWARD, "N m or N")
         for i in range(n):
             k = offset + index[i]
             rob.mode[k] = mode
@@ -2062,8 +2073,9 @@ _INT_FIELDS = {"tris", "tri_adjacent", "face_start", "face_verts", "child", "fir
                "item"}
 
 
-cdef object _joint_vector(x, str what, int njoint, int nfull):
-    # x as a contiguous float64 vector of njoint or nfull finite values (None stays None)
+cdef object _joint_vector(x, str what, int njoint, int nfull, double bound, str unit):
+    # x as a contiguous float64 vector of njoint or nfull finite values within +-bound (None
+    # stays None)
     if x is None:
         return None
     a = np.ascontiguousarray(x, dtype=np.float64)
@@ -2075,6 +2087,9 @@ cdef object _joint_vector(x, str what, int njoint, int nfull):
     for i in range(view.shape[0]):
         if not isfinite(view[i]):
             raise ValueError(f"{what}: value {i} is {view[i]} (must be finite)")
+        if fabs(view[i]) > bound:
+            raise ValueError(f"{what}: value {i} = {view[i]!r} is beyond the bound |value| <= "
+                             f"{bound:g} {unit}")
     return a
 
 

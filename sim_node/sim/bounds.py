@@ -27,12 +27,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim_node.engine import scene as _scene
+
 MAX_POSITION = 1e4          # [m]
-MAX_JOINT_POSITION = 1e4    # [rad or m]
+MAX_JOINT_POSITION = _scene.MAX_POSITION_TARGET     # [rad or m] (1e4; the engine checks
+                                                    # commands against these three)
 MAX_LINEAR_SPEED = 1e3      # [m/s]
-MAX_ANGULAR_SPEED = 1e4     # [rad/s] (joint velocities too, rad/s or m/s)
+MAX_ANGULAR_SPEED = _scene.MAX_VELOCITY_TARGET      # [rad/s] (1e4; joint velocities too)
 MAX_FORCE = 1e9             # [N]
-MAX_TORQUE = 1e9            # [N m] (joint efforts too, N m or N)
+MAX_TORQUE = _scene.MAX_FEEDFORWARD                 # [N m] (1e9; joint efforts too)
 MAX_GRAVITY = 1e3           # [m/s^2]
 MAX_PADDING = 0.1           # [m] (1 m layers around a hanging pendulum blew up at once)
 MAX_TIME = 1e9              # [s] simulation time (a step of 1e-5 s still advances it)
@@ -49,6 +52,8 @@ def bounded(x, bound: float, what: str, unit: str, shape=None) -> np.ndarray:
     a = np.asarray(x, dtype=float)
     if shape is not None and a.shape != tuple(shape):
         raise ValueError(f"{what}: expected shape {tuple(shape)}, got {np.shape(x)}")
+    if a.ndim == 1 and a.dot(a) <= bound * bound:
+        return a        # the fast accept (commands every step): |a| <= bound, no NaN or inf
     finite = np.isfinite(a)
     if not finite.all():
         raise ValueError(f"{what}: {_value(a, ~finite)} is NaN or infinity; values must be "

@@ -44,8 +44,8 @@ import numpy as np
 from sim_node.engine import crba
 from sim_node.engine.model import Data
 from sim_node.sim import bounds
-from sim_node.sim.gains import (DEFAULT_BANDWIDTH, MAX_BANDWIDTH_STEPS, default_pid_gains,
-                                 largest_mass_diagonal)
+from sim_node.sim.gains import (CONFIG_SAMPLES, DEFAULT_BANDWIDTH, MAX_BANDWIDTH_STEPS,
+                                 default_pid_gains, largest_mass_diagonal)
 from sim_node.sim.motionqueue import MotionQueue
 
 ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID = 0, 1, 2
@@ -111,9 +111,13 @@ class SimRobotController:
         joint_quaternions = [k for k in st.quaternions if k >= self._q_offset]
         in_quaternion = {k + i for k in joint_quaternions for i in range(4)}
         scalar = [k for k in range(self._q_offset, model.nq) if k not in in_quaternion]
+        # B_jj depends only on the coordinates of DOF j's descendants: with none (a pendulum,
+        # independent one-DOF joints off the world) B is constant and q0 tells it all
+        varies = model.has_mimic or bool((model.arrays["dof_parent"] >= 0).any())
         inertia = largest_mass_diagonal(lambda q: crba.mass_matrix(model, data, q),
                                         scene.robot_q[r], st.q_lower, st.q_upper, scalar,
-                                        joint_quaternions)
+                                        joint_quaternions,
+                                        samples=CONFIG_SAMPLES if varies else 0)
         bandwidth = min(DEFAULT_BANDWIDTH, MAX_BANDWIDTH_STEPS / self._sim.getSimStep())
         defaults = default_pid_gains(inertia[o:], st.effort_limit[o:], st.damping[o:], bandwidth)
         arrays = (scene.robot_kp[r], scene.robot_ki[r], scene.robot_kd[r])
@@ -217,17 +221,21 @@ class SimRobotController:
     def setPIDCommand(self, qdes, dqdes=None, tfeedforward=None):
         """PID towards qdes with velocity target dqdes (default 0) and feed-forward torque
         (default 0), held until the next command. Cancels a motion queue."""
-        self._check_command("setPIDCommand", qdes, dqdes, tfeedforward)
         if self._rotations:     # (quaternions normalised, a zero one refused by joint name)
             qdes = self._joints(qdes, "setPIDCommand", True)
-        self._scene.set_commands(self._index, ACTUATOR_PID, qdes, dqdes, tfeedforward)
+        try:                    # (shapes and the bounds of sim_node.sim.bounds: the engine's)
+            self._scene.set_commands(self._index, ACTUATOR_PID, qdes, dqdes, tfeedforward)
+        except ValueError as error:
+            raise ValueError(f"setPIDCommand: {error}") from None
         self._stop_queue()
 
     def setTorqueCommand(self, torques):
         """Torque control: these torques (clipped to the limits), held until the next command.
         Cancels a motion queue."""
-        self._check_command("setTorqueCommand", None, None, torques)
-        self._scene.set_commands(self._index, ACTUATOR_TORQUE, None, None, torques)
+        try:
+            self._scene.set_commands(self._index, ACTUATOR_TORQUE, None, None, torques)
+        except ValueError as error:
+            raise ValueError(f"setTorqueCommand: {error}") from None
         self._stop_queue()
 
     def setVelocity(self, dq, dt: float):
@@ -269,9 +277,11 @@ class SimRobotController:
         duration = float(duration)
         if not duration >= 0.0:
             raise ValueError(f"setJointCommands: duration must be >= 0, got {duration}")
-        self._check_command("setJointCommands", qdes, dqdes, tfeedforward)
-        self._scene.set_joint_commands(self._index, index, modes[mode], qdes, dqdes,
-                                       tfeedforward, duration)
+        try:
+            self._scene.set_joint_commands(self._index, index, modes[mode], qdes, dqdes,
+                                           tfeedforward, duration)
+        except ValueError as error:
+            raise ValueError(f"setJointCommands: {error}") from None
         self._stop_queue()
 
     # -- motion queue ----------------------------------------------------------------------
@@ -353,15 +363,6 @@ class SimRobotController:
                 if abs(norm - 1.0) > 1e-12:
                     a[iq:iq + 4] /= norm
         return a
-
-    @staticmethod
-    def _check_command(method: str, qdes, dqdes, torques):
-        # magnitudes only (shapes are the engine's check): sim_node.sim.bounds
-        for x, bound, what, unit in ((qdes, bounds.MAX_JOINT_POSITION, "qdes", "rad or m"),
-                                     (dqdes, bounds.MAX_ANGULAR_SPEED, "dqdes", "rad/s or m/s"),
-                                     (torques, bounds.MAX_TORQUE, "torques", "N m or N")):
-            if x is not None:
-                bounds.bounded(x, bound, f"{method} {what}", unit)
 
     @staticmethod
     def _duration(dt, method: str) -> float:

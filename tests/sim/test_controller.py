@@ -201,6 +201,17 @@ def test_the_pid_command_of_a_floating_base_robot_takes_joint_or_full_vectors():
     (lambda c: c.setPIDCommand([0.1, 0.2]), "expected 1 joint values"),
     (lambda c: c.setPIDCommand([math.nan]), "must be finite"),
     (lambda c: c.setTorqueCommand([math.inf]), "must be finite"),
+    # the bounds of sim_node.sim.bounds, checked by the engine as it takes the command
+    (lambda c: c.setPIDCommand([1e300]), r"setPIDCommand: position targets: value 0 = 1e\+300 "
+     r"is beyond the bound \|value\| <= 10000 rad or m"),
+    (lambda c: c.setPIDCommand([0.0], [-2e4]), r"setPIDCommand: velocity targets: value 0 = "
+     r"-20000.0 is beyond the bound \|value\| <= 10000 rad/s or m/s"),
+    (lambda c: c.setPIDCommand([0.0], [0.0], [1.5e9]), r"feed-forward torques: value 0 = "
+     r"1500000000.0 is beyond the bound \|value\| <= 1e\+09 N m or N"),
+    (lambda c: c.setTorqueCommand([-1e308]), r"setTorqueCommand: feed-forward torques: value 0 "
+     r"= -1e\+308 is beyond the bound"),
+    (lambda c: c.setJointCommands([0], "pid", [2e4]), r"setJointCommands: position targets: "
+     r"value 0 = 20000.0 is beyond the bound"),
     (lambda c: c.setVelocity([1.0], -1.0), "positive time"),
     (lambda c: c.setPIDGains([1.0], [-1.0], [0.0]), "non-negative"),
     (lambda c: c.setMilestone([math.nan]), "NaN"),
@@ -214,6 +225,17 @@ def test_bad_commands_are_rejected_whole_and_change_nothing(call, message):
         call(c)
     assert sim.getState() == before
     assert c.getControlType() == "PID" and c.getCommandedConfig()[0] == 0.3
+
+
+def test_commands_at_the_bounds_are_taken():
+    # Claim: the bounds are inclusive (|value| <= bound): a target of 1e4 rad, a velocity
+    # target of -1e4 rad/s and a torque of 1e9 N m are commanded as given
+    sim, c = turntable()
+    c.setPIDCommand([1e4], [-1e4], [1e9])
+    assert c.getCommandedConfig()[0] == 1e4
+    c.setTorqueCommand([-1e9])
+    c.setJointCommands([0], "pid", [-1e4])
+    assert c.getCommandedConfig()[0] == -1e4
 
 
 def test_per_joint_commands_mix_modes_and_leave_the_other_joints_alone():
