@@ -59,18 +59,21 @@ def default_pid_gains(mass_diagonal, effort_limit, damping=None,
                          f"{b.shape} differ")
     usable = (m > 0) & np.isfinite(m) & (tau > 0) & np.isfinite(b) & (b >= 0)
     m, b = np.where(usable, m, 1.0), np.where(usable, b, 0.0)
-    # kP grows with w: bisect (in log w) for kP(w) E = tau where the effort limit binds
-    kp_limit = np.where(np.isfinite(tau), tau / saturation_error, np.inf)
-    w = np.full(m.shape, float(bandwidth))
-    binding = pid_gains_at(m, b, w)[0] > kp_limit
-    low, high = np.full(m.shape, 1e-6 * bandwidth), w.copy()
-    for _ in range(60):
-        middle = np.sqrt(low * high)
-        too_stiff = pid_gains_at(m, b, middle)[0] > kp_limit
-        high, low = np.where(too_stiff, middle, high), np.where(too_stiff, low, middle)
-    w = np.where(binding, low, w)
+    w = np.minimum(float(bandwidth), _bandwidth_at_gain(
+        m, b, np.where(np.isfinite(tau), tau / saturation_error, np.inf)))
     kp, ki, kd = pid_gains_at(m, b, w)
     return tuple(np.where(usable, gain, 0.0) for gain in (kp, ki, kd))
+
+
+def _bandwidth_at_gain(m, b, kp):
+    """The w at which pid_gains_at(m, b, w) gives this kP (inf for kP = inf): kP grows with w,
+    as 2 b w - 3 m w^2 while b > 3 m w (beta = b - 2 m w), as 3 m w^2 beyond (beta = m w);
+    the two meet at w = b / (3 m), kP = b^2 / (3 m)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        damped = kp <= b * b / (3.0 * m)
+        w = np.where(damped, (b - np.sqrt(np.maximum(b * b - 3.0 * m * kp, 0.0))) / (3.0 * m),
+                     np.sqrt(kp / (3.0 * m)))
+    return np.where(np.isinf(kp), np.inf, w)
 
 
 def largest_mass_diagonal(mass_matrix, q0, lower, upper, scalar, quaternions,
@@ -80,17 +83,17 @@ def largest_mass_diagonal(mass_matrix, q0, lower, upper, scalar, quaternions,
     their limits (and within pi of q0), the quaternions starting at the indices `quaternions`
     drawn uniformly on SO(3); every other coordinate (a floating base) stays at q0.
     Deterministic for a given seed."""
-    rng = np.random.default_rng(seed)
     q0 = np.asarray(q0, dtype=float)
+    if samples == 0:
+        return mass_matrix(q0).diagonal().copy()
+    rng = np.random.default_rng(seed)
     scalar = np.asarray(scalar, dtype=np.intp)
     low = np.maximum(lower[scalar], q0[scalar] - math.pi)
     high = np.minimum(upper[scalar], q0[scalar] + math.pi)
-    largest = np.diag(mass_matrix(q0)).copy()
-    for _ in range(samples):
-        q = q0.copy()
-        q[scalar] = rng.uniform(low, high)
-        for k in quaternions:
-            quaternion = rng.normal(size=4)
-            q[k:k + 4] = quaternion / np.linalg.norm(quaternion)
-        np.maximum(largest, np.diag(mass_matrix(q)), out=largest)
-    return largest
+    configs = np.repeat(q0[None, :], samples + 1, axis=0)      # q0, then the samples
+    configs[1:, scalar] = rng.uniform(low, high, size=(samples, len(scalar)))
+    for k in quaternions:
+        quaternion = rng.normal(size=(samples, 4))
+        configs[1:, k:k + 4] = quaternion / np.linalg.norm(quaternion, axis=1, keepdims=True)
+    return np.max([mass_matrix(q).diagonal().copy() for q in configs], axis=0)  # (M may be
+                                                                            # a reused buffer)

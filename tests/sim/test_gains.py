@@ -42,6 +42,39 @@ def test_a_damped_joint_keeps_a_critically_damped_pair_at_the_bandwidth():
         np.testing.assert_allclose(poles, np.sort_complex([-beta / m[j], -w, -w]), rtol=1e-4)
 
 
+def test_a_damped_weak_joint_reaches_its_effort_limit_with_its_pair_still_critically_damped():
+    # a damping-dominated joint (b^2 > 3 m kP) whose effort limit binds: kP E = tau, and the
+    # closed loop is (m s + beta)(s + w)^2, beta = b - 2 m w, for the w below the bandwidth
+    m, b, effort = np.array([1e-4]), np.array([1.0]), np.array([2.0])
+    kp, ki, kd = default_pid_gains(m, effort, b)
+    assert kp[0] * SATURATION_ERROR == pytest.approx(2.0, rel=1e-12)
+    poles = np.sort_complex(np.roots([m[0], kd[0] + b[0], kp[0], ki[0]]))
+    w = -poles[-1].real
+    assert w < DEFAULT_BANDWIDTH
+    np.testing.assert_allclose(poles, np.sort_complex([-(b[0] - 2 * m[0] * w) / m[0], -w, -w]),
+                               rtol=1e-4)
+
+
+def test_a_robot_whose_joints_have_no_joint_below_them_keeps_its_mass_diagonal_everywhere():
+    # the controller samples no configurations when every DOF is a root of the tree (B_jj
+    # depends only on the coordinates of DOF j's descendants): the pendulum's B_11 at 64
+    # random angles equals the one at its start
+    from sim_node.engine import crba
+    from sim_node.engine.model import Data
+
+    world = sim_node.WorldModel()
+    world.readFile(str(Path(__file__).parents[2] / "data" / "worlds" / "pendulum.yaml"))
+    robot = world.robot(0)
+    model, data = robot.model, Data(robot.model)
+    assert (model.arrays["dof_parent"] < 0).all() and not model.has_mimic
+    q0 = robot.getConfig()
+    sampled = largest_mass_diagonal(lambda q: crba.mass_matrix(model, data, q), q0,
+                                    np.full(model.nq, -np.pi), np.full(model.nq, np.pi),
+                                    list(range(model.nq)), [])
+    np.testing.assert_allclose(sampled, crba.mass_matrix(model, data, q0).diagonal(),
+                               rtol=1e-12)
+
+
 def test_the_inertia_is_the_largest_mass_matrix_diagonal_within_the_limits():
     # a planar two-link arm: B_11 = I1 + I2 + m2 (l1^2 + 2 l1 c2 cos q2) + ...: largest at q2 = 0
     def mass_matrix(q):
