@@ -192,6 +192,13 @@ class Client:
 
 
 # -- shared by the node tests -----------------------------------------------------------------
+# the robots: entry of the node tests' worlds: the one-link pendulum under PID in a namespace
+PENDULUM = f"""  - name: pendulum
+    urdf: {REPO}/data/robots/pendulum/pendulum.urdf
+    namespace: pendulum
+    initial_config: {{joint1: 0.5}}
+    controller: {{kp: 20.0, ki: 8.0, kd: 5.0}}
+"""
 NO_PLUGINS = [""]                   # default_plugins: none (ROS has no empty string list)
 # High-rate topics: a deep reader queue, so that a busy test process loses no message.
 DEEP = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)

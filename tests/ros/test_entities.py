@@ -40,7 +40,7 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from node_harness import DEEP, LATCHED, REPO, Client, NodeProcess, next_domain
+from node_harness import DEEP, LATCHED, PENDULUM, REPO, Client, NodeProcess, next_domain
 
 pytestmark = [pytest.mark.ros,
               pytest.mark.filterwarnings("ignore:module 'sre_:DeprecationWarning")]
@@ -56,12 +56,7 @@ BLOCK, ARM = DATA / "block.urdf", DATA / "two_link_arm.urdf"
 WORLD = f"""
 simulation: {{physics_dt: {DT}, gravity: [0.0, 0.0, {-G}]}}
 robots:
-  - name: pendulum
-    urdf: {REPO}/data/robots/pendulum/pendulum.urdf
-    namespace: pendulum
-    initial_config: {{joint1: 0.5}}
-    controller: {{kp: 20.0, ki: 8.0, kd: 5.0}}
-  - name: floater
+{PENDULUM}  - name: floater
     urdf: {REPO}/data/robots/diff_drive/diff_drive.urdf
     namespace: floater
     fixed_base: false

@@ -32,7 +32,7 @@ from simulation_interfaces.srv import (DeleteEntity, GetEntities, GetEntitiesSta
 from std_msgs.msg import Float64MultiArray, Header
 from tf2_msgs.msg import TFMessage
 
-from node_harness import REPO, Client, NodeProcess, next_domain
+from node_harness import PENDULUM, REPO, Client, NodeProcess, next_domain
 from sim_node.msg import Contacts
 from sim_node.srv import (ApplyWrench, Record, RestoreState, SaveState, SetPadding,
                           SetRealTimeFactor, SetSurface)
@@ -51,12 +51,7 @@ U64 = 2 ** 64 - 1
 WORLD = f"""
 simulation: {{physics_dt: 0.001}}
 robots:
-  - name: pendulum
-    urdf: {REPO}/data/robots/pendulum/pendulum.urdf
-    namespace: pendulum
-    initial_config: {{joint1: 0.5}}
-    controller: {{kp: 20.0, ki: 8.0, kd: 5.0}}
-rigid_objects:
+{PENDULUM}rigid_objects:
   - name: box
     geometry: {{box: [0.2, 0.2, 0.2]}}
     mass: 2.0

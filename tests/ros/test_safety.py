@@ -35,7 +35,7 @@ from simulation_interfaces.srv import (DeleteEntity, GetEntities, GetEntityState
                                        SetSimulationState, SpawnEntity, StepSimulation)
 from std_msgs.msg import Float64MultiArray
 
-from node_harness import (DEEP, REPO, Client, NodeProcess, call, entity, next_domain,
+from node_harness import (DEEP, PENDULUM, REPO, Client, NodeProcess, call, entity, next_domain,
                           set_parameter, sim_time, step)
 from sim_node.msg import SimStatus
 from sim_node.srv import (ApplyWrench, GetRealTimeFactor, Record, RestoreState, SaveState,
@@ -51,12 +51,7 @@ U64 = 2 ** 64 - 1
 WORLD = f"""
 simulation: {{physics_dt: {DT}, gravity: [0.0, 0.0, {-G}]}}
 robots:
-  - name: pendulum
-    urdf: {REPO}/data/robots/pendulum/pendulum.urdf
-    namespace: pendulum
-    initial_config: {{joint1: 0.5}}
-    controller: {{kp: 20.0, ki: 8.0, kd: 5.0}}
-rigid_objects:
+{PENDULUM}rigid_objects:
   - name: faller
     geometry: {{box: [0.1, 0.1, 0.1]}}
     mass: 0.5

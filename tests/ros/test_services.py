@@ -34,8 +34,8 @@ from simulation_interfaces.srv import (GetSimulationState,
                                        GetSimulatorFeatures, ResetSimulation, SetEntityState,
                                        SetSimulationState, StepSimulation)
 
-from node_harness import (REPO, Client, NodeProcess, call, entity, next_domain, set_parameter,
-                          sim_time, step)
+from node_harness import (PENDULUM, REPO, Client, NodeProcess, call, entity, next_domain,
+                          set_parameter, sim_time, step)
 from sim_node.msg import SimStatus
 from sim_node.srv import (ApplyWrench, GetRealTimeFactor, RestoreState, SaveState,
                           SetPadding, SetRealTimeFactor, SetSurface)
@@ -50,12 +50,7 @@ BOX_MASS, BOX_SIDE = 2.0, 0.2
 WORLD = f"""
 simulation: {{physics_dt: {DT}, gravity: [0.0, 0.0, {-G}]}}
 robots:
-  - name: pendulum
-    urdf: {REPO}/data/robots/pendulum/pendulum.urdf
-    namespace: pendulum
-    initial_config: {{joint1: 0.5}}
-    controller: {{kp: 20.0, ki: 8.0, kd: 5.0}}
-rigid_objects:
+{PENDULUM}rigid_objects:
   - name: box
     geometry: {{box: [{BOX_SIDE}, {BOX_SIDE}, {BOX_SIDE}]}}
     mass: {BOX_MASS}
