@@ -118,15 +118,18 @@ class URDFRobot:
 
 
 def parse_urdf(path_or_xml: str | os.PathLike, package_dirs=None,
-               xacro_args: dict | None = None) -> URDFRobot:
+               xacro_args: dict | None = None, *, substitutions: bool = True) -> URDFRobot:
     """Parse a URDF (or xacro) file path or a URDF XML string. Raises URDFError on input that
     cannot be used; repairs harmless defects and then issues one URDFWarning per repair.
 
     `package_dirs`: directories searched first for package:// URIs and $(find); `xacro_args`:
-    {name: value} arguments of a .xacro file."""
+    {name: value} arguments of a .xacro file; `substitutions`: False refuses the substitution
+    args ($(env ...), $(find ...)) a plain URDF may hold instead of expanding them (a URDF a ROS
+    client sent: expanding them would hand it the node's environment and file system)."""
     text = str(path_or_xml)
     if text.lstrip().startswith("<"):
-        parser = _Parser("<string>", Path.cwd(), PackageSearch(package_dirs, None))
+        parser = _Parser("<string>", Path.cwd(), PackageSearch(package_dirs, None),
+                         substitutions)
         robot = parser.parse(text.encode("utf-8"), from_string=True)
     else:
         path = Path(text).expanduser()
@@ -138,7 +141,7 @@ def parse_urdf(path_or_xml: str | os.PathLike, package_dirs=None,
         if not is_file:
             raise URDFError(source, "file", "no such file")
         search = PackageSearch(package_dirs, path.resolve().parent)
-        parser = _Parser(source, path.resolve().parent, search)
+        parser = _Parser(source, path.resolve().parent, search, substitutions)
         if is_xacro(path):
             xml = expand_xacro(path, xacro_args, search)
             parser.source = f"{source} (expanded by xacro)"
@@ -162,8 +165,10 @@ _DECLARED_ENCODING = re.compile(rb"""encoding\s*=\s*["']([^"']*)["']""")
 
 
 class _Parser:
-    def __init__(self, source: str, base_dir: Path, search: PackageSearch):
+    def __init__(self, source: str, base_dir: Path, search: PackageSearch,
+                 substitutions: bool = True):
         self.source = source
+        self.substitutions = substitutions
         self.base_dir = base_dir
         self.search = search
         self.warnings = []
@@ -186,6 +191,10 @@ class _Parser:
             return default
         if "$(" in value:
             # a substitution xacro would have expanded (e.g. $(optenv HUSKY_IMU_XYZ 0 0 0))
+            if not self.substitutions:
+                raise self.error(el, what, f"attribute '{name}' holds a substitution arg "
+                                 "($(...)): not expanded in a URDF sent by a client; expand "
+                                 "it before sending")
             try:
                 expanded = resolve_substitutions(value, self.search)
             except ValueError as exc:

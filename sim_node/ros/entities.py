@@ -380,9 +380,10 @@ def _model_error(error: Exception) -> RequestError:
 
 
 def parse_spawnable(source: str):
-    """The parsed URDF of a spawn source (URDFRobot); RequestError for a bad model."""
+    """The parsed URDF of a spawn source (URDFRobot); RequestError for a bad model. Substitution
+    args ($(env ...), $(find ...)) are refused: the source is a client's."""
     try:
-        return parse_urdf(source)
+        return parse_urdf(source, substitutions=False)
     except ModelLoadError as error:
         raise _model_error(error) from None
 

@@ -1,6 +1,7 @@
 """URDF loading: every element the issue lists, mesh formats and URIs, and a clear error that
 names file, element, line and problem for each kind of malformed input."""
 import math
+import os
 import shutil
 from pathlib import Path
 
@@ -341,3 +342,16 @@ def test_entity_bombs_in_urdf_are_an_error_not_an_expansion():
     except sim_node.URDFError:
         return
     assert len(urdf.name) < 1000      # entities are not expanded
+
+
+@pytest.mark.parametrize("attribute", ['<link name="$(env HOME)"/>',
+                                       '<link name="a"><collision><geometry><mesh filename='
+                                       '"$(find sim_node)/data/x.stl"/></geometry></collision>'
+                                       '</link>'])
+def test_a_urdf_parsed_without_substitutions_refuses_them_with_file_and_line(attribute):
+    # Claim: substitutions=False (a URDF a ROS client sent) refuses $(env)/$(find) with a
+    # URDFError naming the element and line, instead of expanding them into the model
+    text = f'<robot name="r">\n{attribute}\n</robot>'
+    with pytest.raises(sim_node.URDFError, match=r"<string>:2: .*holds a substitution arg") as caught:
+        parse_urdf(text, substitutions=False)
+    assert os.environ["HOME"] not in str(caught.value)

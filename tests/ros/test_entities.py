@@ -24,6 +24,7 @@ simulation against itself (the same joint states as a run that never had the tra
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import pytest
@@ -590,6 +591,14 @@ def test_bad_spawn_requests_get_the_standards_codes_and_add_nothing(sim, tmp_pat
         (Spawn.RESOURCE_PARSE_ERROR, "malformed XML", dict(name="x", text="<robot name='a'>")),
         (Spawn.RESOURCE_PARSE_ERROR, "missing link 'link9'", dict(name="x", text=missing_link)),
         (Spawn.RESOURCE_PARSE_ERROR, "needs <collision>", dict(name="x", text=no_collision)),
+        # a client's URDF gets none of the node's environment or files through $(env)/$(find)
+        (Spawn.RESOURCE_PARSE_ERROR, "holds a substitution arg", dict(
+            name="x", text=BLOCK.read_text().replace(
+                '<robot name="block">', '<robot name="block"><link name="$(env HOME)"/>'))),
+        (Spawn.RESOURCE_PARSE_ERROR, "holds a substitution arg", dict(
+            name="x", text=BLOCK.read_text().replace(
+                '<origin xyz="0 0 0" rpy="0 0 0"/>\n      <geometry>',
+                '<origin xyz="$(optenv HOME 0 0 0)" rpy="0 0 0"/>\n      <geometry>'))),
         (Spawn.NAME_INVALID, "name '2fast' is not valid", dict(name="2fast", uri=block)),
         (Spawn.NAME_INVALID, "is not valid", dict(name="a/b", uri=block, allow_renaming=True)),
         (Spawn.NAMESPACE_INVALID, "not a valid ROS namespace", dict(
@@ -611,6 +620,7 @@ def test_bad_spawn_requests_get_the_standards_codes_and_add_nothing(sim, tmp_pat
         response = spawn(sim, **fields)
         assert response.result.result == code, (fields, response.result)
         assert expected in response.result.error_message, (fields, response.result)
+        assert os.environ["HOME"] not in response.result.error_message
         assert response.entity_name == ""
     assert names(sim) == WORLD_ENTITIES
     time.sleep(0.2)
