@@ -38,6 +38,8 @@ queue's velocity between two evaluations, at every physics substep. Linear comma
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -50,6 +52,9 @@ from sim_node.sim.motionqueue import MotionQueue
 
 ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID = 0, 1, 2
 DEFAULT_RATE = 0.01             # [s] controller period (Klamp't's default control time step)
+DEFAULT_GAINS_CACHE = 32        # robots whose default gains are remembered (least recent out)
+_DEFAULT_GAINS: OrderedDict = OrderedDict()
+_DEFAULT_GAINS_LOCK = threading.Lock()
 FALLBACK_VELOCITY_LIMIT = 1.0   # [rad/s or m/s] for the motion queue when the URDF gives none
 
 
@@ -107,19 +112,7 @@ class SimRobotController:
             self._robot.settings, dict) else {}
         st = self._robot.structure
         scene, r, o = self._scene, self._index, self._offset
-        model, data = self._robot.model, Data(self._robot.model)
-        joint_quaternions = [k for k in st.quaternions if k >= self._q_offset]
-        in_quaternion = {k + i for k in joint_quaternions for i in range(4)}
-        scalar = [k for k in range(self._q_offset, model.nq) if k not in in_quaternion]
-        # B_jj depends only on the coordinates of DOF j's descendants: with none (a pendulum,
-        # independent one-DOF joints off the world) B is constant and q0 tells it all
-        varies = model.has_mimic or bool((model.arrays["dof_parent"] >= 0).any())
-        inertia = largest_mass_diagonal(lambda q: crba.mass_matrix(model, data, q),
-                                        scene.robot_q[r], st.q_lower, st.q_upper, scalar,
-                                        joint_quaternions,
-                                        samples=CONFIG_SAMPLES if varies else 0)
-        bandwidth = min(DEFAULT_BANDWIDTH, MAX_BANDWIDTH_STEPS / self._sim.getSimStep())
-        defaults = default_pid_gains(inertia[o:], st.effort_limit[o:], st.damping[o:], bandwidth)
+        defaults = self._default_gains()
         arrays = (scene.robot_kp[r], scene.robot_ki[r], scene.robot_kd[r])
         for array, default in zip(arrays, defaults):
             array[o:] = default
@@ -128,6 +121,38 @@ class SimRobotController:
             dofs = slice(st.joint_v_index[name], st.joint_v_index[name] + st.joint_nv[name])
             for key, array in zip(("kp", "ki", "kd"), arrays):
                 array[dofs] = gains.get(key, {}).get(name, 0.0)
+
+    def _default_gains(self):
+        # (kP, kI, kD) of the joint DOFs (sim_node.sim.gains), remembered for the inputs they
+        # depend on: a Monte Carlo run builds a Simulator of the same robot per sample
+        st, model, o = self._robot.structure, self._robot.model, self._offset
+        q0 = self._scene.robot_q[self._index]
+        # B_jj depends only on the coordinates of DOF j's descendants: with none (a pendulum,
+        # independent one-DOF joints off the world) B is constant and q0 tells it all
+        varies = model.has_mimic or bool((model.arrays["dof_parent"] >= 0).any())
+        dt = self._sim.getSimStep()
+        key = (id(model), dt, o, self._q_offset, q0.tobytes() if varies else b"",
+               *(a.tobytes() for a in (model.arrays["inertia_B"], st.effort_limit, st.damping,
+                                       st.q_lower, st.q_upper)))
+        with _DEFAULT_GAINS_LOCK:
+            hit = _DEFAULT_GAINS.get(key)
+            if hit is not None and hit[0] is model:
+                _DEFAULT_GAINS.move_to_end(key)
+                return hit[1]
+        data = Data(model)
+        joint_quaternions = [k for k in st.quaternions if k >= self._q_offset]
+        in_quaternion = {k + i for k in joint_quaternions for i in range(4)}
+        scalar = [k for k in range(self._q_offset, model.nq) if k not in in_quaternion]
+        inertia = largest_mass_diagonal(lambda q: crba.mass_matrix(model, data, q), q0,
+                                        st.q_lower, st.q_upper, scalar, joint_quaternions,
+                                        samples=CONFIG_SAMPLES if varies else 0)
+        bandwidth = min(DEFAULT_BANDWIDTH, MAX_BANDWIDTH_STEPS / dt)
+        defaults = default_pid_gains(inertia[o:], st.effort_limit[o:], st.damping[o:], bandwidth)
+        with _DEFAULT_GAINS_LOCK:
+            _DEFAULT_GAINS[key] = (model, defaults)  # (the model kept: its id stays its own)
+            if len(_DEFAULT_GAINS) > DEFAULT_GAINS_CACHE:
+                _DEFAULT_GAINS.popitem(last=False)
+        return defaults
 
     def _hold(self, q_joints):
         # PID holding q_joints

@@ -223,3 +223,31 @@ def test_gains_given_in_the_world_file_win_joint_by_joint(tmp_path):
     m = world.robot(0).getMassMatrix()[1, 1]
     expected = default_pid_gains([m], [5.0])
     np.testing.assert_allclose([kp[1], ki[1], kd[1]], [e[0] for e in expected], rtol=1e-12)
+
+
+def test_default_gains_follow_a_changed_link_mass():
+    # Claim: the default gains remembered between Simulators of one robot (a Monte Carlo run
+    # builds one per sample) are those of the robot as it is: equal for an unchanged robot;
+    # when the link's mass and inertia double, kP stays at effort / 0.05 rad (the pendulum's
+    # 50 N m limit binds) and the bandwidth drops as 1 / sqrt(m): kD + b = 3 m w grows by
+    # sqrt(2) (b the URDF damping), kI = m w^3 shrinks by sqrt(2); back to the old mass, the
+    # old gains
+    world = sim_node.WorldModel()
+    world.readFile(str(Path(__file__).parents[2] / "data" / "worlds" / "pendulum.yaml"))
+    robot = world.robot(0)
+    robot.settings = {}                     # no world-file gains: the defaults are seen
+    kp, ki, kd = sim_node.Simulator(world).controller(0).getPIDGains()
+    assert kp[0] == pytest.approx(50.0 / SATURATION_ERROR)
+    np.testing.assert_array_equal(sim_node.Simulator(world).controller(0).getPIDGains(),
+                                  (kp, ki, kd))
+    link = robot.link(robot.numLinks() - 1)
+    mass = link.getMass()
+    link.setMass(sim_node.Mass(2 * mass.getMass(), mass.getCom(), 2 * mass.getInertia()))
+    kp2, ki2, kd2 = sim_node.Simulator(world).controller(0).getPIDGains()
+    assert kp2[0] == pytest.approx(kp[0], rel=1e-12)
+    b = robot.structure.damping[0]
+    assert kd2[0] + b == pytest.approx((kd[0] + b) * np.sqrt(2), rel=1e-9)
+    assert ki2[0] == pytest.approx(ki[0] / np.sqrt(2), rel=1e-9)
+    link.setMass(mass)
+    np.testing.assert_array_equal(sim_node.Simulator(world).controller(0).getPIDGains(),
+                                  (kp, ki, kd))
