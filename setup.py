@@ -1,6 +1,6 @@
 """Build of the Python package and its Cython engine.
 
-Every ``sim_node/engine/*.pyx`` becomes an extension module. Paths are absolute from this file
+Every ``sim_node/engine/*.pyx`` and ``sim_node/engine/pipeline/*.pyx`` becomes an extension module. Paths are absolute from this file
 because colcon builds out of source. Cython only regenerates C files whose sources changed, and
 setuptools only recompiles stale objects, so a second build is quick.
 """
@@ -24,15 +24,15 @@ OPENMP_MODULES = {"batched"}
 
 extensions = [
     Extension(
-        f"sim_node.engine.{pyx.stem}",
+        ".".join(pyx.relative_to(HERE).with_suffix("").parts),
         [str(pyx.relative_to(HERE))],
         include_dirs=[numpy.get_include(), str(ENGINE)],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=COMPILE_ARGS + (["-fopenmp"] if pyx.stem in OPENMP_MODULES else []),
         extra_link_args=["-fopenmp"] if pyx.stem in OPENMP_MODULES else [],
     )
-    for pyx in sorted(ENGINE.glob("*.pyx"))
-    # SIM_NODE_EXTENSIONS=scene,solver builds just those while iterating on them
+    for pyx in sorted([*ENGINE.glob("*.pyx"), *ENGINE.glob("pipeline/*.pyx")])
+    # SIM_NODE_EXTENSIONS=api,solver builds just those while iterating on them
     if not os.environ.get("SIM_NODE_EXTENSIONS")
     or pyx.stem in os.environ["SIM_NODE_EXTENSIONS"].split(",")
 ]

@@ -21,7 +21,7 @@ from sim_node.engine.geometry cimport (ConvexC, DistanceResult, MeshC, SHAPE_SPH
                                        SHAPE_MESH, SHAPE_HEIGHTFIELD, SHAPE_TRIANGLE)
 from sim_node.engine.gjk cimport convex_distance, DISTANCE_BEYOND
 from sim_node.engine.heightfield cimport Heightfield, heightfield_cells_from
-from sim_node.engine.scene cimport ShapeC
+from sim_node.engine.types cimport ShapeC
 from sim_node.engine.spatial cimport cross3, dot3, mat3_vec, mat3T_vec, tangent_basis
 
 cnp.import_array()

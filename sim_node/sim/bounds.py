@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim_node.engine import scene as _scene
+from sim_node.engine import api as _engine_api
 
 MAX_POSITION = 1e4          # [m]
-MAX_JOINT_POSITION = _scene.MAX_POSITION_TARGET     # [rad or m] (1e4; the engine checks
+MAX_JOINT_POSITION = _engine_api.MAX_POSITION_TARGET     # [rad or m] (1e4; the engine checks
                                                     # commands against these three)
 MAX_LINEAR_SPEED = 1e3      # [m/s]
-MAX_ANGULAR_SPEED = _scene.MAX_VELOCITY_TARGET      # [rad/s] (1e4; joint velocities too)
+MAX_ANGULAR_SPEED = _engine_api.MAX_VELOCITY_TARGET      # [rad/s] (1e4; joint velocities too)
 MAX_FORCE = 1e9             # [N]
-MAX_TORQUE = _scene.MAX_FEEDFORWARD                 # [N m] (1e9; joint efforts too)
+MAX_TORQUE = _engine_api.MAX_FEEDFORWARD                 # [N m] (1e9; joint efforts too)
 MAX_GRAVITY = 1e3           # [m/s^2]
 MAX_PADDING = 0.1           # [m] (1 m layers around a hanging pendulum blew up at once)
 MAX_TIME = 1e9              # [s] simulation time (a step of 1e-5 s still advances it)

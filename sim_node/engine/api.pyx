@@ -1,0 +1,546 @@
+"""The engine's Python face: `Scene`, a SceneModel and a SceneData stepped by the pipeline.
+
+The only engine object the layers above use (built by sim_node.sim.build). It validates at the
+boundary and delegates; the physics is in pipeline/, the state bytes in state.pyx, the contact
+readouts in readout.pyx. The state lives in numpy arrays exposed as attributes: robot_q[r],
+robot_v[r], free_state (n, 13) (com position, quaternion xyzw, com velocity, angular velocity,
+all world), and the per-step inputs robot_tau_ff[r], robot_kp[r], robot_kd[r], robot_q_des[r],
+robot_v_des[r], robot_tau_ext[r], free_wrench (n, 6).
+"""
+import numpy as np
+
+cimport numpy as cnp
+from libc.math cimport fabs, isfinite, sqrt
+from libc.stdlib cimport free, malloc
+from libc.string cimport memmove
+
+from sim_node.engine import readout, state
+from sim_node.engine.pipeline.actuation cimport advance_target
+from sim_node.engine.pipeline.feedback cimport feedback_entry
+from sim_node.engine.pipeline.kinematics cimport kinematics
+from sim_node.engine.pipeline.step cimport step_adaptive
+from sim_node.engine.scene_data cimport SceneData
+from sim_node.engine.scene_model cimport SceneModel
+from sim_node.engine.spatial cimport quat_exp, quat_log
+from sim_node.engine.types cimport (ACTUATOR_OFF, ACTUATOR_PID, ACTUATOR_TORQUE, BodyC,
+                                    BodyStateC, FeedbackC, NSTAGE, RobotC, RobotStateC,
+                                    STATUS_NORMAL, STATUS_UNSTABLE)
+
+cnp.import_array()
+
+# Bounds of joint commands, checked by set_commands / set_joint_commands (sim_node.sim.bounds
+# documents them as MAX_JOINT_POSITION, MAX_ANGULAR_SPEED, MAX_TORQUE)
+MAX_POSITION_TARGET = 1e4               # [rad or m]
+MAX_VELOCITY_TARGET = 1e4               # [rad/s or m/s]
+MAX_FEEDFORWARD = 1e9                   # [N m or N]
+
+# the pipeline's stages in step order (types.pxd Stage)
+STAGE_NAMES = ("kinematics", "broadphase", "narrowphase", "clustering", "actuation", "dynamics",
+               "constraints", "solve", "integration", "record", "feedback")
+assert len(STAGE_NAMES) == NSTAGE
+
+
+cdef class Scene:
+    """Robots, free bodies and terrains with their collision shapes, stepped in time: the
+    constant `model` (SceneModel) and the mutable `data` (SceneData), behind one face."""
+    cdef readonly SceneModel model
+    cdef readonly SceneData data
+
+    def __init__(self, *, robots, free_bodies, bodies, shapes, meshes, gravity=(0.0, 0.0, -9.81),
+                 max_contacts=20, max_iterations=30, tolerance=1e-5, regularization=0.02):
+        """robots: list of dicts (model, q, v, q_lower, q_upper, effort, dry_friction, damping,
+        dof_q, floating_base, body_adjacent (optional: the model's parents), first_body,
+        self_collision); free_bodies: list of dicts (mass, com_B, I_B,
+        state (13), kinematic, body); bodies: list of dicts (kind, index, robot_body, id,
+        first_shape, nshape, padding, restitution, friction, stiffness, damping, group, mask,
+        extent, R, p (the pose of a static body)); shapes: list of dicts (type, body, size,
+        R_BS, p_BS, mesh); meshes: list of dicts of arrays (see geometry.pxd MeshC)."""
+        self.model = SceneModel(robots=robots, free_bodies=free_bodies, bodies=bodies,
+                                shapes=shapes, meshes=meshes, gravity=gravity,
+                                max_contacts=max_contacts, max_iterations=max_iterations,
+                                tolerance=tolerance, regularization=regularization)
+        self.data = SceneData(self.model, robots=robots, free_bodies=free_bodies)
+        self.refresh()
+
+    # -- sizes, settings and state, read from the model and the data ----------------------
+    @property
+    def nrobot(self): return self.model.nrobot
+    @property
+    def nfree(self): return self.model.nfree
+    @property
+    def nbody(self): return self.model.nbody
+    @property
+    def nshape(self): return self.model.nshape
+    @property
+    def nmesh(self): return self.model.nmesh
+    @property
+    def nvel(self): return self.model.nvel
+    @property
+    def max_contacts(self): return self.model.max_contacts
+    @property
+    def max_iterations(self): return self.model.max_iterations
+    @max_iterations.setter
+    def max_iterations(self, int value): self.model.max_iterations = value
+    @property
+    def tolerance(self): return self.model.tolerance
+    @tolerance.setter
+    def tolerance(self, double value): self.model.tolerance = value
+    @property
+    def regularization(self): return self.model.regularization
+    @regularization.setter
+    def regularization(self, double value): self.model.regularization = value
+    @property
+    def robot_models(self): return self.model.robot_models
+    @property
+    def robot_joint_offset(self): return self.model.robot_joint_offset
+    @property
+    def robot_joint_q_offset(self): return self.model.robot_joint_q_offset
+    @property
+    def time(self): return self.data.time
+    @property
+    def status(self): return self.data.status
+    @property
+    def last_iterations(self): return self.data.last_iterations
+    @property
+    def last_dt(self): return self.data.last_dt
+    @property
+    def robot_data(self): return self.data.robot_data
+    @property
+    def robot_q(self): return self.data.robot_q
+    @property
+    def robot_v(self): return self.data.robot_v
+    @property
+    def robot_tau_ff(self): return self.data.robot_tau_ff
+    @property
+    def robot_kp(self): return self.data.robot_kp
+    @property
+    def robot_ki(self): return self.data.robot_ki
+    @property
+    def robot_kd(self): return self.data.robot_kd
+    @property
+    def robot_q_des(self): return self.data.robot_q_des
+    @property
+    def robot_v_des(self): return self.data.robot_v_des
+    @property
+    def robot_mode(self): return self.data.robot_mode
+    @property
+    def robot_iterm(self): return self.data.robot_iterm
+    @property
+    def robot_advance(self): return self.data.robot_advance
+    @property
+    def robot_tau(self): return self.data.robot_tau
+    @property
+    def robot_tau_ext(self): return self.data.robot_tau_ext
+    @property
+    def robot_row_lam(self): return self.data.robot_row_lam
+    @property
+    def free_state(self): return self.data.free_state
+    @property
+    def free_wrench(self): return self.data.free_wrench
+    @property
+    def ncontact(self): return self.data.ncontact
+    @property
+    def npatch(self): return self.data.npatch
+    @property
+    def nrow(self): return self.data.nrow
+    @property
+    def ncollidable(self): return self.data.ncollidable
+    @property
+    def feedback_all(self): return self.data.feedback_all
+    @property
+    def window_steps(self): return self.data.window_steps
+    @property
+    def window_time(self): return self.data.window_time
+    @property
+    def count_shape_pairs(self): return self.data.count_shape_pairs
+    @property
+    def count_contacts(self): return self.data.count_contacts
+    @property
+    def count_row_updates(self): return self.data.count_row_updates
+
+    # -- configuration -----------------------------------------------------------------
+    def set_gravity(self, gravity):
+        g = np.asarray(gravity, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ValueError(f"gravity must be 3 finite numbers, got {gravity!r}")
+        self.model.g[0], self.model.g[1], self.model.g[2] = g
+
+    def get_gravity(self):
+        return np.array([self.model.g[0], self.model.g[1], self.model.g[2]])
+
+    def set_body_surface(self, int body, double restitution, double friction, double stiffness,
+                         double damping):
+        self._check_body(body)
+        cdef BodyC* b = &self.model.bodies[body]
+        b.restitution = restitution
+        b.friction = friction
+        b.stiffness = stiffness
+        b.damping = damping
+
+    def get_body_surface(self, int body):
+        self._check_body(body)
+        cdef BodyC* b = &self.model.bodies[body]
+        return b.restitution, b.friction, b.stiffness, b.damping
+
+    def set_body_padding(self, int body, double padding):
+        self._check_body(body)
+        if not padding >= 0.0:
+            raise ValueError(f"padding must be non-negative, got {padding}")
+        self.model.bodies[body].padding = padding
+
+    def get_body_padding(self, int body):
+        self._check_body(body)
+        return self.model.bodies[body].padding
+
+    def set_body_enabled(self, int body, bint enabled):
+        self._check_body(body)
+        self.model.bodies[body].enabled = enabled
+        self.data.filters_changed = True
+
+    def body_enabled(self, int body):
+        self._check_body(body)
+        return bool(self.model.bodies[body].enabled)
+
+    def set_time(self, double t):
+        """Set the simulation time [s] (fake stepping; a state restore sets it too)."""
+        if not isfinite(t):
+            raise ValueError(f"time must be finite, got {t}")
+        self.data.time = t
+
+    def set_collision_filter(self, int body, unsigned int group, unsigned int mask):
+        self._check_body(body)
+        self.model.bodies[body].group = group
+        self.model.bodies[body].mask = mask
+        self.data.filters_changed = True
+
+    def set_pair_enabled(self, int id_a, int id_b, bint enabled):
+        """Enable or disable collision between the bodies with world IDs id_a and id_b."""
+        cdef SceneModel m = self.model
+        keys = set(self.disabled_pairs())
+        key = (min(id_a, id_b), max(id_a, id_b))
+        if enabled:
+            keys.discard(key)
+        else:
+            keys.add(key)
+        ordered = sorted(keys)
+        free(m.disabled)
+        m.ndisabled = len(ordered)
+        m.disabled = <unsigned long long*> malloc(max(1, m.ndisabled) * sizeof(unsigned long long))
+        for i, (a, b) in enumerate(ordered):
+            m.disabled[i] = ((<unsigned long long> a) << 32) | (<unsigned long long> b)
+        self.data.filters_changed = True
+
+    def disabled_pairs(self):
+        cdef SceneModel m = self.model
+        return [(int(m.disabled[i] >> 32), int(m.disabled[i] & 0xFFFFFFFF))
+                for i in range(m.ndisabled)]
+
+    def set_free_body_kinematic(self, int i, bint kinematic):
+        """Kinematic free bodies follow their set velocity; their velocity entries in vel stay
+        (so switching back keeps the layout) but nothing acts on them."""
+        if not 0 <= i < self.model.nfree:
+            raise IndexError(f"free body {i} out of range")
+        self.model.free_bodies[i].kinematic = kinematic
+        self.data.filters_changed = True
+
+    def _check_body(self, int body):
+        if not 0 <= body < self.model.nbody:
+            raise IndexError(f"collision body {body} out of range [0, {self.model.nbody})")
+
+    def body_pose(self, int body):
+        """(R, p) of a collision body's frame in the world, as of the last kinematics pass."""
+        self._check_body(body)
+        cdef BodyStateC* b = &self.data.bodies[body]
+        return (np.array([b.R[k] for k in range(9)]).reshape(3, 3),
+                np.array([b.p[0], b.p[1], b.p[2]]))
+
+    def body_info(self, int body):
+        self._check_body(body)
+        cdef BodyC* b = &self.model.bodies[body]
+        return dict(kind=b.kind, index=b.index, robot_body=b.robot_body, id=b.id)
+
+    # -- stepping ------------------------------------------------------------------------
+    def step(self, double dt, int steps=1):
+        """Advance by `steps` steps of dt [s]. Returns the status: the worst since the last
+        `clear_status()`. A step that fails (NaN, or a coordinate moving more than
+        MAX_STEP_MOTION in it) is undone and retried as two half steps, down to dt / 2^5
+        (STATUS_ADAPTIVE_TIME_STEPPING); if even that fails the state stays at the last good
+        step, time stops there and the status is STATUS_UNSTABLE."""
+        if not dt > 0.0:
+            raise ValueError(f"dt must be positive, got {dt}")
+        cdef int k
+        cdef SceneModel m = self.model
+        cdef SceneData d = self.data
+        with nogil:
+            for k in range(steps):
+                step_adaptive(m, d, dt, 0)
+                if d.status == STATUS_UNSTABLE:
+                    break
+        return d.status
+
+    def clear_status(self):
+        self.data.status = STATUS_NORMAL
+
+    def refresh(self):
+        """Recompute placements after the state arrays were changed from Python."""
+        cdef SceneModel m = self.model
+        cdef SceneData d = self.data
+        with nogil:
+            kinematics(m, d, 0.0)
+
+    # -- actuator commands ---------------------------------------------------------------
+    def set_commands(self, int robot, int mode, q_des=None, v_des=None, tau_ff=None,
+                     double advance=0.0):
+        """Command every actuated joint of a robot at once: the actuator mode (ACTUATOR_OFF /
+        TORQUE / PID = 0 / 1 / 2), position targets (None: keep them), velocity targets and
+        feed-forward torques (None: zero), and the time the targets move on with v_des (0:
+        they hold). q_des holds the joints' coordinates (q after a floating base's 7 entries: a
+        spherical joint's quaternion, normalised here) or the whole q; v_des and tau_ff the
+        joints' DOFs (v after a floating base's 6) or the whole v. Free joints stay unactuated.
+        Everything is validated before anything is applied."""
+        self._check_robot(robot)
+        if mode not in (ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID):
+            raise ValueError(f"unknown actuator mode {mode}")
+        if not (isfinite(advance) and advance >= 0.0):
+            raise ValueError(f"advance must be a finite time >= 0, got {advance}")
+        cdef const RobotC* rob = &self.model.robots[robot]
+        cdef RobotStateC* rs = &self.data.robots[robot]
+        cdef int offset = self.model.robot_joint_offset[robot], k
+        cdef int nv = rob.model.nv, nq = rob.model.nq
+        cdef const double[::1] qd = _joint_vector(q_des, "position targets", nq - rob.q_offset, nq,
+                                                    MAX_POSITION_TARGET, "rad or m")
+        cdef const double[::1] vd = _joint_vector(v_des, "velocity targets", nv - offset, nv,
+                                                    MAX_VELOCITY_TARGET, "rad/s or m/s")
+        cdef const double[::1] tf = _joint_vector(tau_ff, "feed-forward torques", nv - offset, nv,
+                                                    MAX_FEEDFORWARD, "N m or N")
+        cdef int qshift = 0 if qd is None or qd.shape[0] == nq else rob.q_offset
+        cdef int vshift = 0 if vd is None or vd.shape[0] == nv else offset
+        cdef int tshift = 0 if tf is None or tf.shape[0] == nv else offset
+        cdef double[:, ::1] ball = None     # spherical joints' target rotation vectors
+        if qd is not None and rob.has_ball:
+            ball = np.zeros((nv, 3))
+            for k in range(offset, nv):
+                if rob.dof_ball[k] == 0 and rob.dof_q[k] >= 0:
+                    _ball_target(&qd[rob.dof_q[k] - qshift], &ball[k, 0],
+                                 rob.dof_q[k] - qshift)
+        for k in range(offset, nv):
+            if rob.dof_q[k] < 0:
+                continue
+            rs.mode[k] = mode
+            if qd is not None:
+                rs.q_des[k] = (qd[rob.dof_q[k] - qshift] if rob.dof_ball[k] < 0
+                               else ball[k - rob.dof_ball[k], rob.dof_ball[k]])
+            rs.v_des[k] = 0.0 if vd is None else vd[k - vshift]
+            rs.tau_ff[k] = 0.0 if tf is None else tf[k - tshift]
+            rs.advance[k] = advance
+
+    def set_joint_commands(self, int robot, dofs, int mode, q_des=None, v_des=None,
+                           tau_ff=None, double advance=0.0):
+        """As set_commands for some scalar joints only: `dofs` are joint DOF indices (0 ..
+        nv - robot_joint_offset - 1: v after a floating base), each the DOF of a revolute,
+        prismatic or planar coordinate (spherical joints and free joints are commanded with
+        set_commands); q_des (None: keep), v_des, tau_ff (None: zero) hold one value per listed
+        DOF; advance may be inf (the target moves until the next command). The other DOFs keep
+        their commands. Validated whole before anything is applied."""
+        self._check_robot(robot)
+        if mode not in (ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID):
+            raise ValueError(f"unknown actuator mode {mode}")
+        if not advance >= 0.0:
+            raise ValueError(f"advance must be a time >= 0 (inf allowed), got {advance}")
+        cdef const RobotC* rob = &self.model.robots[robot]
+        cdef RobotStateC* rs = &self.data.robots[robot]
+        cdef int offset = self.model.robot_joint_offset[robot], njoint = rob.model.nv - offset
+        index = np.asarray(dofs, dtype=np.int64).reshape(-1)
+        if index.size and (index.min() < 0 or index.max() >= njoint):
+            raise IndexError(f"joint DOF index out of range [0, {njoint})")
+        if np.unique(index).size != index.size:
+            raise ValueError("a joint DOF is listed twice")
+        cdef int n = index.size, i, k
+        for i in range(n):
+            k = offset + index[i]
+            if rob.dof_q[k] < 0 or rob.dof_ball[k] >= 0:
+                raise ValueError(f"joint DOF {index[i]} belongs to a "
+                                 f"{'spherical' if rob.dof_ball[k] >= 0 else 'free'} joint: "
+                                 "only scalar joint DOFs can be commanded one by one")
+        cdef const double[::1] qd = _joint_vector(q_des, "position targets", n, n,
+                                                    MAX_POSITION_TARGET, "rad or m")
+        cdef const double[::1] vd = _joint_vector(v_des, "velocity targets", n, n,
+                                                    MAX_VELOCITY_TARGET, "rad/s or m/s")
+        cdef const double[::1] tf = _joint_vector(tau_ff, "feed-forward torques", n, n,
+                                                    MAX_FEEDFORWARD, "N m or N")
+        for i in range(n):
+            k = offset + index[i]
+            rs.mode[k] = mode
+            if qd is not None:
+                rs.q_des[k] = qd[i]
+            rs.v_des[k] = 0.0 if vd is None else vd[i]
+            rs.tau_ff[k] = 0.0 if tf is None else tf[i]
+            rs.advance[k] = advance
+
+    def commanded_config(self, int robot):
+        """q (nq, a new array) with every DOF under PID at its target (a spherical joint's
+        quaternion exp(q_des), w >= 0) and every other coordinate as it is."""
+        self._check_robot(robot)
+        cdef const RobotC* rob = &self.model.robots[robot]
+        cdef RobotStateC* rs = &self.data.robots[robot]
+        cdef cnp.ndarray out = self.data.robot_q[robot].copy()
+        cdef double* q = <double*> cnp.PyArray_DATA(out)
+        cdef int k
+        for k in range(rob.model.nv):
+            if rs.mode[k] != ACTUATOR_PID or rob.dof_q[k] < 0:
+                continue
+            if rob.dof_ball[k] < 0:
+                q[rob.dof_q[k]] = rs.q_des[k]
+            elif rob.dof_ball[k] == 0:
+                quat_exp(&rs.q_des[k], &q[rob.dof_q[k]])
+        return out
+
+    def advance_targets(self, int robot, double dt):
+        """Move the PID targets of a robot on by dt [s] as a step does (without the physics:
+        fakeSimulate)."""
+        self._check_robot(robot)
+        cdef const RobotC* rob = &self.model.robots[robot]
+        cdef RobotStateC* rs = &self.data.robots[robot]
+        cdef int k
+        for k in range(rob.model.nv):
+            if rs.mode[k] == ACTUATOR_PID and rs.advance[k] > 0.0:
+                advance_target(rob, rs, k, dt)
+
+    def _check_robot(self, int robot):
+        if not 0 <= robot < self.model.nrobot:
+            raise IndexError(f"robot {robot} out of range [0, {self.model.nrobot})")
+
+    # -- contacts and feedback -----------------------------------------------------------
+    def enable_feedback(self, int body_a, int body_b, bint enabled=True):
+        """Record contact feedback between two collision bodies (see `feedback`)."""
+        self._check_body(body_a)
+        self._check_body(body_b)
+        cdef SceneData d = self.data
+        cdef int a = min(body_a, body_b), b = max(body_a, body_b), e
+        if enabled:
+            feedback_entry(self.model, d, a, b, True)
+        elif not d.feedback_all:
+            e = feedback_entry(self.model, d, a, b, False)
+            if e >= 0:
+                memmove(&d.fb[e], &d.fb[e + 1], (d.nfeedback - e - 1) * sizeof(FeedbackC))
+                d.nfeedback -= 1
+
+    def enable_feedback_all(self, bint enabled=True):
+        """Record contact feedback for every body pair that comes within the boundary layers."""
+        self.data.feedback_all = enabled
+
+    def begin_feedback_window(self):
+        """Start a new feedback window: the `had_*` flags and sums cover the steps from here."""
+        cdef SceneData d = self.data
+        cdef int e, k
+        d.window_steps = 0
+        d.window_time = 0.0
+        for e in range(d.nfeedback):
+            d.fb[e].steps_touching = 0
+            d.fb[e].penetrated = 0
+            for k in range(3):
+                d.fb[e].impulse[k] = 0.0
+                d.fb[e].moment[k] = 0.0
+
+    def feedback_table(self):
+        """Every recorded pair as arrays: body_a < body_b, touching, had_contact,
+        had_separation, had_penetration (as in `feedback`), force and torque on body_a (n, 3)."""
+        return readout.feedback_table(self.data)
+
+    def feedback(self, int body_a, int body_b):
+        """Contact feedback of a body pair, on body_a from body_b, or None when it is not
+        recorded: touching (at the last step), had_contact / had_separation / had_penetration
+        (during the window: some step touching, some step not touching, the real geometries
+        overlapping at some step), force and torque (about the world origin) of the last step
+        [N, N m], impulse and angular_impulse summed over the window [N s, N m s], and the
+        window's steps and duration [s]."""
+        self._check_body(body_a)
+        self._check_body(body_b)
+        return readout.feedback(self.model, self.data, body_a, body_b)
+
+    def contact_arrays(self, out=None):
+        """The contacts of the last step as arrays: body_a, body_b (collision bodies; the normal
+        points from b to a), point (n, 3), normal (n, 3), distance, depth [m], impulse (n, 3)
+        on a [N s] (normal impulse plus the contact's share of its patch's friction, in
+        proportion to its normal impulse), the patch's torsional impulse share [N m s], and the
+        patch index. `out`: a dict an earlier call returned, whose arrays are refilled when they
+        have the right length (a caller polling every step allocates nothing then)."""
+        return readout.contact_arrays(self.data, out)
+
+    def pair_arrays(self):
+        """The body pairs of the last step, one row per pair (its patches together): body_a,
+        body_b, count (contacts), impulse (3) on a [N s], angular_impulse (3) on a about the
+        world origin [N m s] (contact moments plus the torsional friction), touched (a contact
+        within the boundary layers) and penetrated (the real geometries overlapped)."""
+        return readout.pair_arrays(self.data)
+
+    def separated_pairs(self):
+        """Body pairs (body_a, body_b) that touched at the step before the last and no longer do."""
+        cdef SceneData d = self.data
+        return [(d.separated[2 * i], d.separated[2 * i + 1]) for i in range(d.nseparated)]
+
+    # -- counters and profile ------------------------------------------------------------
+    def reset_counters(self):
+        """Zero the work counters and the stage profile."""
+        cdef SceneData d = self.data
+        cdef int i
+        d.count_shape_pairs = d.count_contacts = d.count_row_updates = 0
+        for i in range(NSTAGE):
+            d.stage_seconds[i] = 0.0
+            d.stage_calls[i] = 0
+
+    def set_profile(self, bint enabled):
+        """Time each stage of every step from now on (see stage_profile)."""
+        self.data.profile = enabled
+
+    def stage_profile(self):
+        """{stage name: seconds} summed over the profiled steps since reset_counters, in step
+        order (the kinematics include recounting the collidable bodies after a filter
+        change; the integration, moving the PID targets on)."""
+        cdef SceneData d = self.data
+        return {name: d.stage_seconds[i] for i, name in enumerate(STAGE_NAMES)}
+
+    def stage_calls(self):
+        """{stage name: times it ran} since reset_counters, while profiling."""
+        cdef SceneData d = self.data
+        return {name: d.stage_calls[i] for i, name in enumerate(STAGE_NAMES)}
+
+    # -- state ---------------------------------------------------------------------------
+    def get_state(self):
+        """Everything a restored run needs to continue bit for bit, as bytes: time, robot
+        states and actuator commands, free-body states, warm-start caches (state.pyx)."""
+        return state.get_state(self.model, self.data)
+
+    def set_state(self, bytes state_bytes):
+        """Restore get_state's bytes of a scene built the same way (checked before use)."""
+        state.set_state(self.model, self.data, state_bytes)
+
+
+cdef object _joint_vector(x, str what, int njoint, int nfull, double bound, str unit):
+    # x as a contiguous float64 vector of njoint or nfull finite values within +-bound (None
+    # stays None)
+    if x is None:
+        return None
+    a = np.ascontiguousarray(x, dtype=np.float64)
+    if a.ndim != 1 or (a.shape[0] != njoint and a.shape[0] != nfull):
+        raise ValueError(f"{what}: expected {njoint} joint values"
+                         + (f" (or {nfull})" if nfull != njoint else "") + f", got shape {np.shape(x)}")
+    cdef const double[::1] view = a
+    cdef Py_ssize_t i
+    for i in range(view.shape[0]):
+        if not isfinite(view[i]):
+            raise ValueError(f"{what}: value {i} is {view[i]} (must be finite)")
+        if fabs(view[i]) > bound:
+            raise ValueError(f"{what}: value {i} = {view[i]!r} is beyond the bound |value| <= "
+                             f"{bound:g} {unit}")
+    return a
+
+
+cdef void _ball_target(const double* quat, double* r, int index) except *:
+    # r = the rotation vector of the quaternion quat (normalised; a zero one is refused)
+    cdef double n = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
+                         + quat[3] * quat[3])
+    if not n > 1e-9:
+        raise ValueError(f"position targets: the quaternion at entry {index} is zero; a "
+                         "spherical joint's target must be a rotation")
+    quat_log(quat, r)

@@ -1,0 +1,4 @@
+from sim_node.engine.scene_data cimport SceneData
+from sim_node.engine.scene_model cimport SceneModel
+
+cdef void integration(SceneModel m, SceneData d, double dt) noexcept nogil
