@@ -154,13 +154,18 @@ class Sim:
     close: Callable[[], None] = lambda: None
 
 
-def ours_s3() -> Sim:
+def ours_s3_scene():
+    """S3 as sim_node's engine Scene (sim_node.engine.api)."""
     import sim_node
     from sim_node.sim.build import build_scene
 
     world = sim_node.WorldModel()
     world.readFile(str(BOX_PILE_WORLD))
-    scene = build_scene(world).scene
+    return build_scene(world).scene
+
+
+def ours_s3() -> Sim:
+    scene = ours_s3_scene()
 
     def probe():
         state = np.asarray(scene.free_state)   # (n, 13): p, quat xyzw, v, omega (world)
@@ -169,7 +174,8 @@ def ours_s3() -> Sim:
     return Sim(step=lambda n: scene.step(PHYSICS_DT, n), probe=probe)
 
 
-def ours_s4() -> Sim:
+def ours_s4_scene():
+    """S4 as sim_node's engine Scene, its PD gains and targets set (sim_node.engine.api)."""
     import sim_node
     from sim_node.sim.build import build_scene
 
@@ -183,6 +189,11 @@ def ours_s4() -> Sim:
         scene.robot_kp[0][v_index] = gains["kp"][name]
         scene.robot_kd[0][v_index] = gains["kd"][name]
         scene.robot_q_des[0][v_index] = q0[q_index]
+    return scene
+
+
+def ours_s4() -> Sim:
+    scene = ours_s4_scene()
     return Sim(step=lambda n: scene.step(PHYSICS_DT, n),
                probe=lambda: float(scene.robot_q[0][2]))
 
