@@ -243,5 +243,5 @@ def body_world_id(sim, world_id: int) -> int:
     """The world ID that reports the simulated body of `world_id` in Simulator.getAllContacts
     (links welded by fixed joints share one body, reported by one of them)."""
     # the Simulator has no public view of this mapping (as in sim_node.sim.simlog)
-    layout = sim._layout
+    layout = sim.layout
     return layout.id_of_body[layout.body_of_id[world_id]]

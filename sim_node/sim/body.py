@@ -45,8 +45,8 @@ class SimBody:
     def __init__(self, sim, id_: int):
         self._sim = sim
         self._id = id_
-        scene = sim._scene
-        self._body = sim._layout.body_of_id[id_]
+        scene = sim.engine
+        self._body = sim.layout.body_of_id[id_]
         info = scene.body_info(self._body)
         self._kind = info["kind"]
         self._index = info["index"]
@@ -75,12 +75,12 @@ class SimBody:
         return self._kind in (_KINEMATIC, _FREE)
 
     def _free_state(self) -> np.ndarray:
-        return self._sim._scene.free_state[self._index]
+        return self._sim.engine.free_state[self._index]
 
     def enable(self, enabled: bool = True):
         """Take the body out of the simulation (False) or put it back: a disabled body collides
         with nothing and, if it is a rigid object, stays where it is."""
-        scene = self._sim._scene
+        scene = self._sim.engine
         scene.set_body_enabled(self._body, bool(enabled))
         if self._is_object():
             if not enabled:
@@ -88,7 +88,7 @@ class SimBody:
             scene.set_free_body_kinematic(self._index, not (enabled and self._dynamics))
 
     def isEnabled(self) -> bool:
-        return bool(self._sim._scene.body_enabled(self._body))
+        return bool(self._sim.engine.body_enabled(self._body))
 
     def enableDynamics(self, enabled: bool = True):
         """Rigid objects only: False makes the body kinematic, moving with the velocity given
@@ -98,7 +98,7 @@ class SimBody:
             raise ValueError(f"enableDynamics: {self!r} is {what}; only rigid objects can switch "
                              f"between dynamic and kinematic")
         self._dynamics = bool(enabled)
-        self._sim._scene.set_free_body_kinematic(self._index,
+        self._sim.engine.set_free_body_kinematic(self._index,
                                                  not (self._dynamics and self.isEnabled()))
 
     def isDynamicsEnabled(self) -> bool:
@@ -136,7 +136,7 @@ class SimBody:
         if self._is_object() and np.any(np.abs(t + R @ self._com_local) > bounds.MAX_POSITION):
             raise ValueError(f"setObjectTransform: the centre of mass would be beyond the "
                              f"bound |x| <= {bounds.MAX_POSITION:g} m")
-        scene = self._sim._scene
+        scene = self._sim.engine
         if self._is_object():
             s = self._free_state()
             s[0:3] = t + R @ self._com_local
@@ -166,7 +166,7 @@ class SimBody:
             from sim_node.engine import kinematics
 
             J = kinematics.jacobian(model, data, q, self._link, self._com_local)
-            twist = J @ self._sim._scene.robot_v[self._robot]
+            twist = J @ self._sim.engine.robot_v[self._robot]
             return twist[:3].copy(), twist[3:].copy()
         return np.zeros(3), np.zeros(3)
 
@@ -175,7 +175,7 @@ class SimBody:
         kinematic body (dynamics disabled) this is the motion it keeps."""
         w = bounds.angular_velocity(w, "setVelocity angular")
         v = bounds.linear_velocity(v, "setVelocity linear")
-        scene = self._sim._scene
+        scene = self._sim.engine
         if self._is_object():
             s = self._free_state()
             s[7:10] = v
@@ -198,7 +198,7 @@ class SimBody:
 
     # -- surface and boundary layer --------------------------------------------------------
     def getSurface(self) -> SurfaceParameters:
-        r, f, k, c = self._sim._scene.get_body_surface(self._body)
+        r, f, k, c = self._sim.engine.get_body_surface(self._body)
         return SurfaceParameters(kRestitution=r, kFriction=f, kStiffness=k, kDamping=c)
 
     def setSurface(self, surface: SurfaceParameters):
@@ -207,11 +207,11 @@ class SimBody:
         SurfaceParameters(surface.kRestitution, surface.kFriction, surface.kStiffness,
                           surface.kDamping)      # validates a possibly mutated instance
         bounds.surface(surface, "setSurface")
-        self._sim._scene.set_body_surface(self._body, surface.kRestitution, surface.kFriction,
+        self._sim.engine.set_body_surface(self._body, surface.kRestitution, surface.kFriction,
                                           surface.kStiffness, surface.kDamping)
 
     def getCollisionPadding(self) -> float:
-        return self._sim._scene.get_body_padding(self._body)
+        return self._sim.engine.get_body_padding(self._body)
 
     def setCollisionPadding(self, padding: float):
         """Boundary-layer thickness [m] of this body (seed 002; 2.5 mm by default), within
@@ -220,7 +220,7 @@ class SimBody:
         if not (0.0 <= padding <= bounds.MAX_PADDING):
             raise ValueError(f"setCollisionPadding: padding must be a length in [0, "
                              f"{bounds.MAX_PADDING:g}] m, got {padding}")
-        self._sim._scene.set_body_padding(self._body, padding)
+        self._sim.engine.set_body_padding(self._body, padding)
 
     # -- forces (held over the next simulate() call) --------------------------------------
     def applyForceAtPoint(self, fw, pw):
@@ -249,7 +249,7 @@ class SimBody:
 
     def _apply_wrench(self, wrench):
         # into the engine for the coming simulate() call
-        scene = self._sim._scene
+        scene = self._sim.engine
         if self._is_object():
             scene.free_wrench[self._index] += wrench
             return

@@ -102,7 +102,7 @@ class SimRobotController:
     def _bind(self, index: int):
         # (re)attach to the simulator's current scene as its robot `index`
         self._index = index
-        self._scene = self._sim._scene
+        self._scene = self._sim.engine
         self._offset = self._scene.robot_joint_offset[index]
         self._q_offset = self._scene.robot_joint_q_offset[index]
 

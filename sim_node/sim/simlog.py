@@ -77,13 +77,12 @@ def _xyzw(R) -> np.ndarray:
 
 def _body_ids(sim) -> dict:
     # world ID -> the simulated body it belongs to (links welded together share one)
-    # (the Simulator has no public view of its bodies: its scene layout is read here)
-    return sim._layout.body_of_id
+    return sim.layout.body_of_id
 
 
 def _representative(sim, id_: int) -> int:
     # the world ID a simulated body is reported by
-    return sim._layout.id_of_body[_body_ids(sim)[id_]]
+    return sim.layout.id_of_body[_body_ids(sim)[id_]]
 
 
 class SimLogger:

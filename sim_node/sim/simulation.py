@@ -549,7 +549,7 @@ class SimpleSimulator(Simulator):
                 hook_forces = self._wrench_version != version
                 self._pending, version = dict(held), self._wrench_version
             self._advance(h, 1)
-            if self._scene.status == STATUS_UNSTABLE:
+            if self.engine.status == STATUS_UNSTABLE:
                 break
         self._end_simulate()
 

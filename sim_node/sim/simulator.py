@@ -224,6 +224,19 @@ class Simulator:
         scene.set_time(t)
         scene.refresh()
 
+    @property
+    def engine(self):
+        """The engine Scene (sim_node.engine.api.Scene) this simulator steps, for the sim
+        layer's own parts (SimBody, SimRobotController, loggers). A world change rebuilds it:
+        read it anew rather than keeping it."""
+        return self._scene
+
+    @property
+    def layout(self):
+        """How the world's entities map onto the engine's collision bodies and free bodies
+        (sim_node.sim.build.SceneLayout; rebuilt with the engine)."""
+        return self._layout
+
     def getTime(self) -> float:
         return self._scene.time
 

@@ -121,7 +121,7 @@ def test_viscous_joint_friction_decays_the_velocity_exponentially():
     damping, inertia = 0.2, 0.5
     sim, c = turntable(damping=damping, inertia=inertia)
     c.setTorqueCommand([0.0])
-    sim._scene.robot_v[0][0] = 2.0
+    sim.engine.robot_v[0][0] = 2.0
     sim.simulate(1.0)
     # implicit damping: w_n = w0 / (1 + b dt / I)^n, the exact decay w0 exp(-b t / I) to O(dt)
     assert c.getSensedVelocity()[0] == pytest.approx(2.0 / (1 + damping * 0.001 / inertia) ** 1000,

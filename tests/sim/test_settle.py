@@ -1,5 +1,5 @@
 """settle (seed 000) and ContactPoint (seed 004): rest poses against closed forms — the boundary
-layer's rest gap is REST_GAP_FRACTION = 10 % of the summed paddings (engine/scene.pyx) — and
+layer's rest gap is REST_GAP_FRACTION = 10 % of the summed paddings (engine/types.pxd) — and
 against the Simulator itself (settled objects stay at rest under gravity)."""
 import math
 

@@ -177,7 +177,7 @@ def test_the_seeds_loop_over_all_id_pairs_works_and_a_robot_id_sums_its_links():
     weight = base.getTotalMass() * G
     assert np.allclose(sim.contactForce(base.getID(), floor), [0, 0, weight], atol=1e-3 * weight)
     # one link per simulated body (links welded by fixed joints share one)
-    links = {sim._layout.body_of_id[link.getID()]: link.getID() for link in base.links()}
+    links = {sim.layout.body_of_id[link.getID()]: link.getID() for link in base.links()}
     total = sum(sim.contactForce(link, floor) for link in links.values())
     assert np.allclose(total, sim.contactForce(base.getID(), floor))
     assert len(sim.getContacts(base.getID(), floor)) == sum(
@@ -208,11 +208,11 @@ def test_a_nan_force_stops_the_simulation_at_the_last_good_state():
     c = sim.controller(0)
     sim.simulate(0.1)
     good, t = c.getSensedConfig(), sim.getTime()
-    sim._scene.robot_tau_ext[0][0] = math.nan       # (the API refuses NaN: forced in the engine)
-    sim._scene.step(0.001)
-    assert sim._scene.status == STATUS_UNSTABLE and sim._scene.time == t
+    sim.engine.robot_tau_ext[0][0] = math.nan       # (the API refuses NaN: forced in the engine)
+    sim.engine.step(0.001)
+    assert sim.engine.status == STATUS_UNSTABLE and sim.engine.time == t
     assert np.array_equal(c.getSensedConfig(), good) and np.all(np.isfinite(c.getSensedVelocity()))
-    sim._scene.robot_tau_ext[0][0] = 0.0
+    sim.engine.robot_tau_ext[0][0] = 0.0
     sim.simulate(0.01)
     assert sim.getStatus() == STATUS_NORMAL
 
@@ -228,7 +228,7 @@ def test_stiff_pid_damping_is_implicit_and_stays_stable_at_large_steps():
     c.setPIDGains([0.0], [0.0], [kd])
     c.setPIDCommand([0.0])
     sim.setSimStep(dt)
-    sim._scene.robot_v[0][0] = 1.0                  # kd v = 42 N m, within the 50 N m limit
+    sim.engine.robot_v[0][0] = 1.0                  # kd v = 42 N m, within the 50 N m limit
     sim.simulate(dt)
     # linearly implicit Euler: (I + dt c) (v' - v) = -dt c v  =>  v' = v I / (I + dt c)
     expected = 1.0 * inertia / (inertia + dt * (kd + damping))
@@ -570,7 +570,7 @@ def test_a_state_whose_actuators_hold_absurd_gains_or_targets_is_refused():
                                   ("robot_q_des", 1e300, "position targets"),
                                   ("robot_tau_ff", -1e10, "feed-forward torques")):
         other = sim_node.Simulator(world)
-        getattr(other._scene, array)[0][-1] = value
+        getattr(other.engine, array)[0][-1] = value
         with pytest.raises(ValueError, match=message):
             sim.setState(other.getState())
         assert sim.getState() == before
