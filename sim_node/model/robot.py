@@ -20,6 +20,7 @@ import numpy as np
 from sim_node.engine import aba, coriolis, crba, kinematics, ltdl, rnea
 from sim_node.engine.model import Data
 from sim_node.model.builder import RobotStructure, body_mass_properties
+from sim_node.model.settings import RobotSettings
 from sim_node.model.urdf import URDFRobot
 
 DEFAULT_ACCELERATION_TIME = 0.25   # [s] to reach the velocity limit (motion-queue default)
@@ -135,7 +136,17 @@ class RobotModel:
         self._id = -1
         self.world = None
         self._acceleration_limit = None
-        self.settings = {}    # world-file settings (namespace, controller gains, plugins, ...)
+        self._settings = RobotSettings()
+
+    @property
+    def settings(self) -> RobotSettings:
+        """Its settings (namespace, controller gains, plugins, ...: RobotSettings, frozen);
+        assigning a mapping of RobotSettings' fields parses it."""
+        return self._settings
+
+    @settings.setter
+    def settings(self, value):
+        self._settings = RobotSettings.of(value)
 
     # -- identity ------------------------------------------------------------------------
     def getName(self) -> str:

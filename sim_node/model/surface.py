@@ -31,7 +31,7 @@ class SurfaceParameters:
         return replace(self)
 
 
-def _harmonic(a: float, b: float) -> float:
+def harmonic_mean(a: float, b: float) -> float:
     # 2 / (1/a + 1/b), with 1/inf = 0: a rigid side doubles the other's value, two rigid
     # sides stay rigid, a zero side gives zero
     if a == 0.0 or b == 0.0:
@@ -45,7 +45,7 @@ def blend(a: SurfaceParameters, b: SurfaceParameters) -> SurfaceParameters:
     """Pair parameters: arithmetic mean of restitution, harmonic means of the others."""
     return SurfaceParameters(
         kRestitution=0.5 * (a.kRestitution + b.kRestitution),
-        kFriction=_harmonic(a.kFriction, b.kFriction),
-        kStiffness=_harmonic(a.kStiffness, b.kStiffness),
-        kDamping=_harmonic(a.kDamping, b.kDamping),
+        kFriction=harmonic_mean(a.kFriction, b.kFriction),
+        kStiffness=harmonic_mean(a.kStiffness, b.kStiffness),
+        kDamping=harmonic_mean(a.kDamping, b.kDamping),
     )

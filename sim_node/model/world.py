@@ -6,8 +6,6 @@ assigned contiguously (terrains, then rigid objects, then each robot followed by
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -17,106 +15,17 @@ from sim_node.model import inertia_repair
 from sim_node.model.builder import build_robot
 from sim_node.model.errors import ModelLoadError, URDFError
 from sim_node.model.robot import Mass, RobotModel
-from sim_node.model.surface import DEFAULT_PADDING, SurfaceParameters
+from sim_node.model.bodies import RigidObjectModel, TerrainModel, geometry_mass, rigid_transform
+from sim_node.model.settings import BodySettings, SimulationParameters
 from sim_node.model.urdf import GeometryElement, Origin, URDFRobot, parse_urdf
+from sim_node.model.worldfile import load_world_file
 from sim_node.model.xacro_files import is_xacro
 
+# (re-exported: their home was this module)
+__all__ = ["BodySettings", "MESH_SUFFIXES", "RigidObjectModel", "SimulationParameters",
+           "TerrainModel", "WorldModel", "urdf_collision_geometry"]
+
 MESH_SUFFIXES = (".stl", ".obj", ".dae", ".ply", ".off")
-
-
-@dataclass
-class SimulationParameters:
-    """World-wide simulation settings (world file `simulation:` section)."""
-    physics_dt: float = 0.001                       # s
-    gravity: tuple = (0.0, 0.0, -9.81)              # m/s^2
-    padding: float = DEFAULT_PADDING                # default boundary layer [m]
-    max_contacts: int = 20                          # per body pair after clustering
-
-
-@dataclass
-class BodySettings:
-    """Per-body contact settings: surface coefficients and boundary-layer padding [m]."""
-    surface: SurfaceParameters = field(default_factory=SurfaceParameters)
-    padding: float | None = None                    # None: the world default
-
-
-def _rigid_transform(R, t):
-    R = np.array(R, dtype=float).reshape(3, 3)
-    t = np.array(t, dtype=float).reshape(3)
-    if not (np.all(np.isfinite(R)) and np.all(np.isfinite(t))):
-        raise ValueError("transform contains NaN or infinity")
-    if not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
-        raise ValueError("R is not a rotation matrix")
-    return R, t
-
-
-class _Body:
-    """What rigid objects and terrains share: a name, an ID, collision geometry, a placement in
-    the world and contact settings."""
-
-    def __init__(self, name: str, geometry: tuple, R, t):
-        self._name = name
-        self.geometry = tuple(geometry)
-        self._R, self._t = _rigid_transform(R, t)
-        self.settings = BodySettings()
-        self._id = -1
-
-    def getName(self) -> str:
-        return self._name
-
-    def getID(self) -> int:
-        return self._id
-
-    def getTransform(self):
-        """(R, t): rotation (3x3) and translation (3) of the body frame in the world."""
-        return self._R.copy(), self._t.copy()
-
-    def getCollisionGeometry(self) -> tuple:
-        return self.geometry
-
-
-class RigidObjectModel(_Body):
-    """A free rigid body: collision geometry, Mass, transform and velocity."""
-
-    def __init__(self, name: str, geometry: tuple, mass: Mass, R=np.eye(3), t=np.zeros(3)):
-        super().__init__(name, geometry, R, t)
-        self._mass = mass
-        self._w = np.zeros(3)
-        self._v = np.zeros(3)
-
-    def setTransform(self, R, t):
-        self._R, self._t = _rigid_transform(R, t)
-
-    def getVelocity(self):
-        """(w, v): angular and linear velocity [rad/s, m/s] in world axes."""
-        return self._w.copy(), self._v.copy()
-
-    def setVelocity(self, w, v):
-        w, v = np.array(w, dtype=float).reshape(3), np.array(v, dtype=float).reshape(3)
-        if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v))):
-            raise ValueError("velocity contains NaN or infinity")
-        self._w, self._v = w, v
-
-    def getMass(self) -> Mass:
-        return Mass(self._mass.getMass(), self._mass.getCom(), self._mass.getInertia())
-
-    def setMass(self, mass: Mass):
-        if not isinstance(mass, Mass):
-            raise TypeError(f"setMass expects a Mass, got {type(mass).__name__}")
-        self._mass = Mass(mass.getMass(), mass.getCom(), mass.getInertia())
-
-    def __repr__(self):
-        return f"RigidObjectModel('{self._name}', mass={self._mass.getMass():g} kg)"
-
-
-class TerrainModel(_Body):
-    """A static body (ground plane, mesh, heightfield) fixed in the world."""
-
-    def __init__(self, name: str, geometry: tuple, R=np.eye(3), t=np.zeros(3)):
-        super().__init__(name, geometry, R, t)
-
-    def __repr__(self):
-        return f"TerrainModel('{self._name}')"
 
 
 class WorldModel:
@@ -138,7 +47,6 @@ class WorldModel:
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix in (".yaml", ".yml"):
-            from sim_node.model.worldfile import load_world_file
             load_world_file(self, path)
         elif suffix == ".urdf" or is_xacro(path):
             self.loadRobot(str(path))
@@ -172,7 +80,7 @@ class WorldModel:
             urdf = path_or_urdf
         else:
             urdf = parse_urdf(path_or_urdf, package_dirs=package_dirs, xacro_args=xacro_args)
-        R, t = _rigid_transform(R, t)
+        R, t = rigid_transform(R, t)
         if fixed_base is None and urdf.root != "world" and inertia_repair.root_body_mass(urdf) == 0:
             fixed_base = True       # PyBullet's convention: a massless base is static
         floating = fixed_base is False if urdf.root == "world" else not fixed_base
@@ -207,7 +115,7 @@ class WorldModel:
                 if mass is None:
                     raise URDFError(urdf.source, f"link '{link.name}'",
                                     "a rigid object needs a positive <inertial> mass", link.line)
-                body_mass = _geometry_mass(link.collisions, mass, urdf.source)
+                body_mass = geometry_mass(link.collisions, mass, urdf.source)
             else:
                 body_mass = Mass(link.inertial.mass, link.inertial.com, link.inertial.inertia)
                 if mass is not None:
@@ -218,7 +126,7 @@ class WorldModel:
         shape = _load_mesh_or_error(path)
         element = GeometryElement(Origin(), shape)
         return RigidObjectModel(name or self.uniqueName(path.stem, taken), (element,),
-                                _geometry_mass((element,), 1.0 if mass is None else mass,
+                                geometry_mass((element,), 1.0 if mass is None else mass,
                                                str(path)), R, t)
 
     def loadTerrain(self, path, *, name: str | None = None, R=np.eye(3),
@@ -382,19 +290,6 @@ def _load_mesh_or_error(path: Path) -> geo.Mesh:
         raise ModelLoadError(str(path), "mesh", "no such file") from None
     except geo.MeshLoadError as exc:
         raise ModelLoadError(str(path), "mesh", str(exc)) from None
-
-
-def _geometry_mass(elements, mass: float, source: str = "<geometry>") -> Mass:
-    """Mass properties of `mass` kg spread uniformly over the first volumetric element."""
-    if not math.isfinite(mass) or mass <= 0:
-        raise ValueError(f"mass must be positive, got {mass}")
-    element = elements[0]
-    try:
-        props = geo.mass_properties(element.shape, mass)
-    except geo.MeshLoadError as exc:
-        raise ModelLoadError(source, "collision geometry", str(exc)) from None
-    R, p = element.origin.R, element.origin.p
-    return Mass(mass, p + R @ props.com, R @ props.inertia @ R.T)
 
 
 def _scaled(mass: Mass, new_mass: float) -> Mass:

@@ -30,8 +30,9 @@ from sim_node.model.errors import ModelLoadError, WorldFileError
 from sim_node.model.surface import SurfaceParameters
 from sim_node.model.packages import PackageSearch
 from sim_node.model.urdf import GeometryElement, Origin
-from sim_node.model.world import (BodySettings, RigidObjectModel, SimulationParameters, TerrainModel,
-                                  _geometry_mass)
+from sim_node.model.bodies import RigidObjectModel, TerrainModel, geometry_mass
+from sim_node.model.settings import (BodySettings, PluginEntry, RobotSettings,
+                                     SimulationParameters)
 
 SECTIONS = {"simulation", "robots", "rigid_objects", "terrains"}
 SIMULATION_KEYS = {"physics_dt", "gravity", "padding", "max_contacts"}
@@ -458,7 +459,7 @@ def _rigid_object(ctx, entry, where, world):
             base = Path(shape.path).stem if isinstance(shape, geo.Mesh) else "object"
             name = world.uniqueName(base, ctx.taken)
         element = GeometryElement(Origin(), shape)
-        obj = RigidObjectModel(name, (element,), _geometry_mass((element,), mass, ctx.source), R, t)
+        obj = RigidObjectModel(name, (element,), geometry_mass((element,), mass, ctx.source), R, t)
     obj.settings = ctx.settings(entry.get("surface"), f"{where}.surface")
     return obj
 
@@ -534,13 +535,12 @@ def _robot(ctx, entry, where, world):
     if not isinstance(self_collision, bool):
         raise ctx.error(f"{where}.self_collision", f"expected true or false, got "
                         f"{_short(self_collision)}", entry)
-    robot.settings = {
-        # absent: the node's namespace rule decides (sim_node/ros/namespaces.py)
-        "namespace": (ctx.string(entry["namespace"], f"{where}.namespace")
-                      if "namespace" in entry else None),
-        "controller": gains,
-        "body": ctx.settings(entry.get("surface"), f"{where}.surface"),
-        "self_collision": self_collision,
-        "plugins": [dict(p) for p in plugins],
-    }
+    robot.settings = RobotSettings(
+        # absent: the namespace rule decides (sim_node/sim/namespaces.py)
+        namespace=(ctx.string(entry["namespace"], f"{where}.namespace")
+                   if "namespace" in entry else None),
+        controller=gains,
+        body=ctx.settings(entry.get("surface"), f"{where}.surface"),
+        self_collision=self_collision,
+        plugins=tuple(PluginEntry(p["name"], p.get("config")) for p in plugins))
     return robot

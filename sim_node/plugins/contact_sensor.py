@@ -32,7 +32,7 @@ from sim_node.model.robot import RobotModelLink
 from sim_node.msg import Contact, Contacts
 from sim_node.plugins.common import (TIME_TOLERANCE, body_world_id, rate_to_period, robot_of,
                                      topic_name)
-from sim_node.ros.frames import WORLD_FRAME
+from sim_node.ros.namespaces import WORLD_FRAME
 from sim_node.ros.stamps import time_msg
 from sim_node.sim.simulation import SensorEmulator
 

@@ -51,7 +51,7 @@ from tf2_msgs.msg import TFMessage
 
 from sim_node.plugins.common import (JointLayout, ThrottledWarnings, rate_to_period,
                                      require_robot, robot_of, topic_name, xyzw)
-from sim_node.ros.frames import WORLD_FRAME, robot_prefix
+from sim_node.ros.namespaces import WORLD_FRAME, robot_prefix
 from sim_node.ros.stamps import time_msg
 from sim_node.sim.simulation import ActuatorEmulator, SensorEmulator
 

@@ -38,7 +38,7 @@ from geometry_msgs.msg import WrenchStamped
 
 from sim_node.plugins.common import (SampleSchedule, body_world_id, check_std, require_robot,
                                      require_sampling_every_step, robot_of, topic_name)
-from sim_node.ros.frames import link_frame
+from sim_node.ros.namespaces import link_frame
 from sim_node.ros.stamps import time_msg
 from sim_node.sim.simulation import SensorEmulator
 

@@ -33,7 +33,7 @@ from sensor_msgs.msg import Imu
 
 from sim_node.plugins.common import (SampleSchedule, check_std, require_robot,
                                      require_sampling_every_step, robot_of, topic_name, xyzw)
-from sim_node.ros.frames import link_frame
+from sim_node.ros.namespaces import link_frame
 from sim_node.ros.stamps import time_msg
 from sim_node.sim.simulation import SensorEmulator
 

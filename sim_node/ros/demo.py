@@ -106,15 +106,15 @@ class _Robot:
 
 def robots_of(world) -> list[_Robot]:
     """The robots of a world as the node started on it (without robot_namespaces) sees them."""
-    from sim_node.plugins.common import JointLayout
     from sim_node.ros.namespaces import assign_namespaces
+    from sim_node.sim.joints import JointLayout
 
     namespaces = assign_namespaces(world)
     robots = []
     for r in range(world.numRobots()):
         robot = world.robot(r)
         layout = JointLayout.of(robot)
-        plugins = {p["name"] for p in robot.settings.get("plugins") or []}
+        plugins = {p.name for p in robot.settings.plugins}
         robots.append(_Robot(namespaces[robot.getName()],
                              layout.names, layout.lower.tolist(), layout.upper.tolist(),
                              not robot.isFloatingBase(), "diff_drive" in plugins))

@@ -15,23 +15,18 @@ EntityState (frame ``world``, stamped with the sim time):
 Only the base of a floating-base robot and rigid objects can be moved; fixed-base robots move
 by their joints, terrains are static.
 
-Spawning: one URDF (file path, file:// or package:// URI, or the XML text). A URDF of a single
-link and no joints becomes a rigid object (it needs <collision> and a positive <inertial>
-mass; it has no ROS interfaces, so entity_namespace is not used); any other URDF a robot,
-fixed-base when its root link is named ``world``. Names are ROS name tokens
-([A-Za-z_][A-Za-z0-9_]*: a robot's name is also its default namespace and TF prefix). A
-robot's namespace is entity_namespace (a valid ROS namespace, stored relative to the node's;
-'/' for none) or, when that is empty, its name, as in world files; two robots cannot share one,
-and no TF frame of a spawned entity (a robot's link frames, a rigid object's name) may be a
-frame of the world already (the world frame, another entity's).
+Spawning: one URDF (file path, file:// or package:// URI, or the XML text), spawned by
+Simulator.spawn (sim_node/sim/entities.py: names, namespaces, frames, rigid object or robot;
+atomic). A rigid object has no ROS interfaces, so entity_namespace is not used for it.
 
-Every function here reads or changes the simulation: call them on the simulation thread.
-Invalid requests raise RequestError (a simulation_interfaces result code and a message).
+This module translates: messages to the arguments of the simulator's entity API
+(sim_node/sim/entities.py) and back, and that API's EntityError to RequestError (a
+simulation_interfaces result code and a message; ``request_error``). Functions that read the
+simulation run on the simulation thread.
 """
 from __future__ import annotations
 
 import math
-import re
 import urllib.parse
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -39,21 +34,15 @@ from pathlib import Path
 import numpy as np
 from simulation_interfaces.msg import Bounds, EntityCategory, EntityState, Result
 from simulation_interfaces.srv import SpawnEntity
-from transforms3d.quaternions import mat2quat, quat2mat
 
-from sim_node.model.errors import ModelLoadError, URDFError
-from sim_node.model.robot import Mass, RobotModel, RobotModelLink
-from sim_node.model.urdf import parse_urdf
-from sim_node.model.world import RigidObjectModel, TerrainModel
 from sim_node.ros.client_files import ClientFileError, check_name, read_regular_file
-from sim_node.ros.frames import WORLD_FRAME, link_frame
-from sim_node.ros.namespaces import robot_namespace
 from sim_node.ros.stamps import time_msg
 from sim_node.sim import bounds
+from sim_node.sim.entities import (EntityError, Kind, Problem, all_entities, frame_motion,
+                                   kind_of, rotation, xyzw)
+from sim_node.sim.namespaces import WORLD_FRAME
 
 SPAWN_FORMATS = ("urdf",)
-NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-NAMESPACE_PATTERN = re.compile(r"/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*\Z")
 POSE_FRAMES = ("", WORLD_FRAME)         # frames poses may be given in
 UNIT_TOLERANCE = 1e-3                   # accepted deviation of a quaternion's norm from 1
 MAX_FILTER_LENGTH = 4096                # [characters] of a name filter
@@ -74,28 +63,28 @@ class RequestError(Exception):
         self.message = message
 
 
-# -- names and categories ------------------------------------------------------------------
-def all_entities(world) -> list:
-    """The world's terrains, rigid objects and robots, in world ID order."""
-    return ([world.terrain(i) for i in range(world.numTerrains())]
-            + [world.rigidObject(i) for i in range(world.numRigidObjects())]
-            + [world.robot(i) for i in range(world.numRobots())])
+# the result code of each problem of the simulator's entity API (sim_node.sim.entities)
+RESULT_CODES = {Problem.NOT_FOUND: Result.NOT_FOUND,
+                Problem.INVALID: Result.OPERATION_FAILED,
+                Problem.STATIC: Result.OPERATION_FAILED,
+                Problem.NAME_INVALID: SpawnEntity.Response.NAME_INVALID,
+                Problem.NAME_TAKEN: SpawnEntity.Response.NAME_NOT_UNIQUE,
+                Problem.NAMESPACE_INVALID: SpawnEntity.Response.NAMESPACE_INVALID,
+                Problem.PARSE_ERROR: SpawnEntity.Response.RESOURCE_PARSE_ERROR,
+                Problem.MISSING_ASSETS: SpawnEntity.Response.MISSING_ASSETS,
+                Problem.UNSUPPORTED_ASSETS: SpawnEntity.Response.UNSUPPORTED_ASSETS}
+CATEGORIES = {Kind.ROBOT: EntityCategory.CATEGORY_ROBOT,
+              Kind.OBJECT: EntityCategory.CATEGORY_OBJECT,
+              Kind.TERRAIN: EntityCategory.CATEGORY_STATIC_OBJECT}
 
 
-def find_entity(world, name: str):
-    for entity in all_entities(world):
-        if entity.getName() == name:
-            return entity
-    raise RequestError(Result.NOT_FOUND, f"no entity named '{name}'; entities: "
-                       f"{', '.join(e.getName() for e in all_entities(world)) or 'none'}")
+def request_error(error: EntityError) -> RequestError:
+    """The RequestError of an EntityError of the simulator's entity API."""
+    return RequestError(RESULT_CODES[error.problem], error.message)
 
 
 def category_of(entity) -> int:
-    if isinstance(entity, RobotModel):
-        return EntityCategory.CATEGORY_ROBOT
-    if isinstance(entity, TerrainModel):
-        return EntityCategory.CATEGORY_STATIC_OBJECT
-    return EntityCategory.CATEGORY_OBJECT
+    return CATEGORIES[kind_of(entity)]
 
 
 def name_pattern(regex: str):
@@ -159,17 +148,6 @@ def select(index: list, filters) -> list:
             if pattern.search(name) and (not categories or category in categories)]
 
 
-# -- poses and velocities ------------------------------------------------------------------
-def _xyzw(R) -> np.ndarray:
-    w, x, y, z = mat2quat(R)
-    return np.array([x, y, z, w])
-
-
-def _rotation(q_xyzw) -> np.ndarray:
-    x, y, z, w = q_xyzw
-    return quat2mat([w, x, y, z])
-
-
 def check_frame(frame_id: str, code: int, where: str):
     if frame_id not in POSE_FRAMES:
         raise RequestError(code, f"{where}: frame '{frame_id}' is not supported; poses and "
@@ -194,7 +172,7 @@ def pose_from_msg(pose, frame_id: str, code: int, where: str):
     if abs(norm - 1.0) > UNIT_TOLERANCE:
         raise RequestError(code, f"{where}: orientation (x, y, z, w) {q.tolist()} is not a unit "
                            f"quaternion (norm {norm:.6g}; 1 +- {UNIT_TOLERANCE:g} accepted)")
-    return _rotation(q / norm), t
+    return rotation(q / norm), t
 
 
 def twist_from_msg(twist, where: str):
@@ -213,78 +191,19 @@ def twist_from_msg(twist, where: str):
     return w, v
 
 
-def _frame_motion(sim, entity):
-    # (R, t, w, v) of the entity's frame in the world: v the velocity of its origin
-    zero = np.zeros(3)
-    if isinstance(entity, RobotModel):
-        if entity.isFloatingBase():
-            q, qd = sim.getActualConfig(entity), sim.getActualVelocity(entity)
-            R = _rotation(q[3:7])
-            return R, q[0:3], R @ qd[3:6], R @ qd[0:3]   # base velocities: base frame -> world
-        R, t = sim.getLinkTransforms(entity)
-        root = _root_link(entity)
-        return R[root], t[root], zero, zero
-    if isinstance(entity, RigidObjectModel):
-        body = sim.body(entity)
-        R, t = body.getObjectTransform()
-        w, v_com = body.getVelocity()
-        com = body.getTransform()[1]
-        return R, t, w, v_com - np.cross(w, com - t)
-    R, t = entity.getTransform()
-    return R, t, zero, zero
-
-
-def _root_link(robot) -> int:
-    return int(np.flatnonzero(np.asarray(robot.structure.link_parent) < 0)[0])
-
-
 def entity_state(sim, entity) -> EntityState:
     """The EntityState of an entity now (module docstring)."""
-    R, t, w, v = _frame_motion(sim, entity)
+    R, t, w, v = frame_motion(sim, entity)
     state = EntityState()
     state.header.stamp = time_msg(sim.getTime())
     state.header.frame_id = WORLD_FRAME
     position, orientation = state.pose.position, state.pose.orientation
     position.x, position.y, position.z = (float(x) for x in t)
-    orientation.x, orientation.y, orientation.z, orientation.w = (float(x) for x in _xyzw(R))
+    orientation.x, orientation.y, orientation.z, orientation.w = (float(x) for x in xyzw(R))
     linear, angular = state.twist.linear, state.twist.angular
     linear.x, linear.y, linear.z = (float(x) for x in v)
     angular.x, angular.y, angular.z = (float(x) for x in w)
     return state
-
-
-def static_reason(entity) -> str | None:
-    """Why an entity cannot be placed or given a velocity (None: it can)."""
-    if isinstance(entity, TerrainModel):
-        return f"'{entity.getName()}' is a terrain: it is static"
-    if isinstance(entity, RobotModel) and not entity.isFloatingBase():
-        return (f"robot '{entity.getName()}' has a fixed base: its joint commands move it, "
-                f"not set_entity_state")
-    return None
-
-
-def set_entity_state(sim, entity, pose=None, twist=None):
-    """Place a movable entity's frame at pose (R, t) and/or give it twist (w, v) (world axes, v
-    of the frame's origin); None keeps that part. Arguments validated: nothing can fail half
-    way; the entity is not static (static_reason)."""
-    if isinstance(entity, RobotModel):
-        q, qd = sim.getActualConfig(entity), sim.getActualVelocity(entity)
-        if pose is not None:
-            q[0:3], q[3:7] = pose[1], _xyzw(pose[0])
-        if twist is not None:
-            R = _rotation(q[3:7])
-            qd[3:6], qd[0:3] = R.T @ twist[0], R.T @ twist[1]   # world -> base frame
-        sim.setActualConfig(entity, q)
-        sim.setActualVelocity(entity, qd)
-        return
-    body = sim.body(entity)
-    if pose is not None:
-        body.setObjectTransform(*pose)
-    if twist is not None:
-        w, v = twist
-        t = body.getObjectTransform()[1]
-        com = body.getTransform()[1]
-        body.setVelocity(w, v + np.cross(w, com - t))
 
 
 # -- spawning ------------------------------------------------------------------------------
@@ -366,167 +285,6 @@ def spawn_source(resource, max_size: int) -> str:
                            "resource_string is given")
     _check_urdf_text(resource.resource_string, "entity_resource.resource_string")
     return resource.resource_string
-
-
-def _model_error(error: Exception) -> RequestError:
-    problem = getattr(error, "problem", "")
-    if problem.startswith(("mesh file not found", "cannot locate package")):
-        code = SpawnEntity.Response.MISSING_ASSETS
-    elif problem.startswith("mesh "):
-        code = SpawnEntity.Response.UNSUPPORTED_ASSETS
-    else:
-        code = SpawnEntity.Response.RESOURCE_PARSE_ERROR
-    return RequestError(code, f"entity_resource: {error}")
-
-
-def parse_spawnable(source: str):
-    """The parsed URDF of a spawn source (URDFRobot); RequestError for a bad model. Substitution
-    args ($(env ...), $(find ...)) are refused: the source is a client's."""
-    try:
-        return parse_urdf(source, substitutions=False)
-    except ModelLoadError as error:
-        raise _model_error(error) from None
-
-
-def is_rigid_object(urdf) -> bool:
-    return len(urdf.links) == 1 and not urdf.joints
-
-
-def spawn_name(taken: set, requested: str, model_name: str, allow_renaming: bool) -> str:
-    """The name of a spawned entity (SpawnEntity.srv's rules): `requested`, else the model's;
-    when that is empty, invalid or taken, a generated one if allow_renaming."""
-    if requested:
-        if not NAME_PATTERN.match(requested):
-            raise RequestError(SpawnEntity.Response.NAME_INVALID, f"name '{requested}' is not "
-                               f"valid: names are [A-Za-z_][A-Za-z0-9_]*")
-        if requested not in taken:
-            return requested
-        if not allow_renaming:
-            raise RequestError(SpawnEntity.Response.NAME_NOT_UNIQUE, f"name '{requested}' is "
-                               f"taken (set allow_renaming to get a generated one)")
-        base = requested
-    else:
-        if NAME_PATTERN.match(model_name) and model_name not in taken:
-            return model_name
-        if not allow_renaming:
-            if model_name in taken:
-                raise RequestError(SpawnEntity.Response.NAME_NOT_UNIQUE, f"name empty and the "
-                                   f"model's name '{model_name}' is taken (give a name or set "
-                                   f"allow_renaming)")
-            raise RequestError(SpawnEntity.Response.NAME_INVALID, f"name empty and the model's "
-                               f"name '{model_name}' is not valid ([A-Za-z_][A-Za-z0-9_]*); "
-                               f"give a name or set allow_renaming")
-        base = re.sub(r"[^A-Za-z0-9_]", "_", model_name)
-        if not NAME_PATTERN.match(base):
-            base = f"entity_{base}"
-    k = 1
-    while f"{base}_{k}" in taken:
-        k += 1
-    return f"{base}_{k}"
-
-
-def spawn_namespace(world, requested: str, name: str) -> str:
-    """A spawned robot's namespace, relative ('' for none): see the module docstring."""
-    if requested == "":
-        namespace = name
-    elif requested == "/":
-        namespace = ""
-    elif NAMESPACE_PATTERN.match(requested):
-        namespace = requested.lstrip("/")
-    else:
-        raise RequestError(SpawnEntity.Response.NAMESPACE_INVALID, f"entity_namespace "
-                           f"'{requested}' is not a valid ROS namespace (tokens "
-                           f"[A-Za-z_][A-Za-z0-9_]* separated by '/'; '/' for none)")
-    for r in range(world.numRobots()):
-        if robot_namespace(world.robot(r)) == namespace:
-            raise RequestError(SpawnEntity.Response.NAMESPACE_INVALID, f"namespace "
-                               f"'/{namespace}' is used by robot '{world.robot(r).getName()}'")
-    return namespace
-
-
-def _tf_frames(world) -> set:
-    # the TF frame names of the world's entities (sim_node/ros/frames.py)
-    frames = {WORLD_FRAME} | {e.getName() for e in all_entities(world)
-                              if not isinstance(e, RobotModel)}
-    for r in range(world.numRobots()):
-        robot = world.robot(r)
-        frames |= {link_frame(robot, i) for i in range(len(robot.structure.link_names))}
-    return frames
-
-
-def check_frames(world, urdf, name: str, namespace: str):
-    """The TF frames of a spawned entity must not be frames of the world already: a rigid
-    object's frame is its name; a robot's link frames are ``<namespace>/<link>``, with
-    namespace '/' the bare link names."""
-    if is_rigid_object(urdf):
-        if name in _tf_frames(world):
-            raise RequestError(SpawnEntity.Response.NAME_INVALID, f"name '{name}' is a TF "
-                               f"frame of the world already (a rigid object's frame is its "
-                               f"name)")
-        return
-    prefix = f"{namespace}/" if namespace else ""
-    clashes = sorted({prefix + link for link in urdf.links} & _tf_frames(world))
-    if clashes:
-        raise RequestError(SpawnEntity.Response.NAMESPACE_INVALID, f"entity_namespace: the "
-                           f"link frames {', '.join(clashes)} would be TF frames of the world "
-                           f"already; give the robot a namespace of its own")
-
-
-def build_spawned(world, urdf, name: str, namespace: str, R, t):
-    """The robot or rigid object of a parsed URDF, placed at (R, t), not yet in the world."""
-    try:
-        if not is_rigid_object(urdf):
-            # through the world's loader: its inertia repairs and base rule apply as for a file
-            robot = world.makeRobot(urdf, None, name=name, R=R, t=t)
-            robot.settings = {"namespace": namespace}
-            return robot
-        link = next(iter(urdf.links.values()))
-        if not link.collisions:
-            raise URDFError(urdf.source, f"link '{link.name}'", "a single-link URDF is spawned "
-                            "as a rigid object, which needs <collision>")
-        if link.inertial is None or link.inertial.mass <= 0:
-            raise URDFError(urdf.source, f"link '{link.name}'", "a single-link URDF is spawned "
-                            "as a rigid object, which needs a positive <inertial> mass")
-        mass = Mass(link.inertial.mass, link.inertial.com, link.inertial.inertia)
-        return RigidObjectModel(name, link.collisions, mass, R, t)
-    except (ModelLoadError, ValueError) as error:
-        raise _model_error(error) from None
-
-
-# -- bodies of our own services --------------------------------------------------------------
-def target_links(world, entity_name: str, link_name: str, all_links: bool) -> list:
-    """The body entities a request names: a rigid object or terrain, a robot's link, or (empty
-    link) a robot's root link or, with all_links, all its links."""
-    entity = find_entity(world, entity_name)
-    if not isinstance(entity, RobotModel):
-        if link_name:
-            raise RequestError(Result.OPERATION_FAILED, f"'{entity_name}' is not a robot: it "
-                               f"has no links (leave link empty)")
-        return [entity]
-    if link_name:
-        names = [link.getName() for link in entity.links()]
-        if link_name not in names:
-            raise RequestError(Result.NOT_FOUND, f"robot '{entity_name}' has no link "
-                               f"'{link_name}'; links: {', '.join(names)}")
-        return [entity.link(link_name)]
-    return entity.links() if all_links else [entity.link(_root_link(entity))]
-
-
-def simulated_bodies(sim, targets: list) -> list:
-    """The SimBodies of target entities; links without collision geometry have none (an error
-    when a single link is named, skipped otherwise)."""
-    bodies = []
-    for target in targets:
-        try:
-            bodies.append(sim.body(target))
-        except ValueError as error:
-            if len(targets) == 1:
-                raise RequestError(Result.OPERATION_FAILED, str(error)) from None
-    if not bodies:
-        robot = targets[0].getRobot().getName() if isinstance(targets[0], RobotModelLink) else ""
-        raise RequestError(Result.OPERATION_FAILED, f"robot '{robot}' has no simulated bodies "
-                           f"(no link has collision geometry)")
-    return bodies
 
 
 def finite(values, where: str) -> np.ndarray:

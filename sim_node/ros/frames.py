@@ -1,7 +1,7 @@
 """The TF frames of a simulated world: which are static (/tf_static) and which move (/tf).
 
 Frame names: ``world`` for the world; a robot's links ``<namespace>/<link>`` (the link name
-alone when the namespace is the root; the namespace rule: sim_node/ros/namespaces.py), as
+alone when the namespace is the root; the namespace rule: sim_node/sim/namespaces.py), as
 robot_state_publisher's frame_prefix does; rigid objects and terrains by their names.
 
 A robot at the root namespace whose URDF roots at a link named ``world`` (the URDF convention
@@ -22,16 +22,11 @@ import numpy as np
 from geometry_msgs.msg import TransformStamped
 from tf2_msgs.msg import TFMessage
 
-from sim_node.engine.kinematics import relative_poses
 from sim_node.ros.cdr import TFMessageCDR
-from sim_node.ros.namespaces import robot_prefix
+from sim_node.ros.namespaces import WORLD_FRAME, link_frame
 from sim_node.ros.stamps import time_msg
 
-WORLD_FRAME = "world"
-
-
-def link_frame(robot, link_index: int) -> str:
-    return robot_prefix(robot) + robot.structure.link_names[link_index]
+__all__ = ["WORLD_FRAME", "WorldFrames", "link_frame"]
 
 
 class _RobotFrames:
@@ -53,9 +48,7 @@ class _RobotFrames:
         self.out = np.empty((len(self.links), 7))
 
     def poses(self, sim) -> np.ndarray:
-        R, p = sim.getLinkTransforms(self.robot)
-        relative_poses(R, p, self.links, self.parents, self.out)
-        return self.out
+        return sim.getLinkPoses(self.robot, self.links, self.parents, self.out)
 
 
 class WorldFrames:
@@ -105,13 +98,8 @@ class WorldFrames:
 
     def static(self, t: float) -> TFMessage:
         """The static frames (tf2_msgs/TFMessage), stamped t."""
-        entries = []
-        for terrain in self._terrains:
-            R, p = terrain.getTransform()
-            out = np.empty((1, 7))
-            relative_poses(R[None].copy(), p[None].copy(), np.zeros(1, np.intp),
-                           np.full(1, -1, np.intp), out)
-            entries.append(((WORLD_FRAME, terrain.getName()), out[0]))
+        entries = [((WORLD_FRAME, terrain.getName()), pose)
+                   for terrain, pose in zip(self._terrains, self.sim.getTerrainPoses())]
         for frames in self._static_robots:
             entries += list(zip(frames.pairs, frames.poses(self.sim).copy()))
         message = TFMessage()

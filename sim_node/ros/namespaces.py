@@ -1,41 +1,15 @@
-"""The namespace rule: where each robot's topics and TF frames live.
-
-A robot's namespace, first match wins:
-    1. the node parameter ``robot_namespaces``: entries ``ROBOT=NAMESPACE``
-    2. the robot's ``namespace`` key in the world file (a spawned robot: its entity_namespace)
-    3. the root when the world holds one robot (``/joint_states``, ``/robot_description``,
-       ``/joint_commands`` ..., frames ``<link>``: what robot_state_publisher, rviz and
-       ros2_control expect), else the robot's name (``/<name>/joint_states``, frames
-       ``<name>/<link>``)
-Namespaces are relative to the node's namespace; '' and '/' both mean its root.
-
-The rule is applied once, when the simulation is built from the world (``assign_namespaces``,
-at node start and in a replay of its bag): robots spawned or deleted later move nobody's
-topics. A robot whose namespace was never assigned (a plain SimpleSimulator) gets the rule
-for the world it is in now (``robot_namespace``).
+"""The namespace rule as the node applies it: its parameter ``robot_namespaces`` (entries
+``ROBOT=NAMESPACE``) overrides the rule of sim_node/sim/namespaces.py, which decides where each
+robot's topics and TF frames live (one robot: the root; several: each its name; a world-file
+``namespace`` key overrides either way). Plugins use these names for their topics and frames.
 """
 from __future__ import annotations
 
-import re
+from sim_node.sim import namespaces as rule
+from sim_node.sim.namespaces import WORLD_FRAME, link_frame, robot_namespace, robot_prefix
 
-# a relative ROS namespace: name tokens separated by '/' ('' = the root)
-_NAMESPACE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*)?\Z")
-
-
-def robot_namespace(robot) -> str:
-    """The namespace of a robot (a RobotModel), relative, without leading or trailing '/'
-    ('' for the root)."""
-    namespace = robot.settings.get("namespace")
-    if namespace is not None:
-        return namespace.strip("/")
-    alone = robot.world is None or robot.world.numRobots() == 1
-    return "" if alone else robot.getName()
-
-
-def robot_prefix(robot) -> str:
-    """``<namespace>/`` of a robot ('' at the root): the prefix of its topics and frames."""
-    namespace = robot_namespace(robot)
-    return f"{namespace}/" if namespace else ""
+__all__ = ["WORLD_FRAME", "assign_namespaces", "link_frame", "parse_overrides",
+           "robot_namespace", "robot_prefix"]
 
 
 def parse_overrides(entries, robot_names) -> dict:
@@ -56,27 +30,8 @@ def parse_overrides(entries, robot_names) -> dict:
     return overrides
 
 
-def assign_namespaces(world, overrides=()) -> dict:
-    """Apply the rule to every robot of `world` and keep the result in its settings (so that
-    later spawns and deletes do not move it). overrides: ``robot_namespaces`` entries.
-    Returns {robot name: namespace}. ValueError when a namespace is not a valid ROS namespace
-    or two robots would share one (their topics would mix)."""
-    robots = [world.robot(r) for r in range(world.numRobots())]
-    parsed = parse_overrides(overrides, [robot.getName() for robot in robots])
-    assigned, owner = {}, {}
-    for robot in robots:
-        name = robot.getName()
-        namespace = parsed.get(name, robot_namespace(robot)).strip("/")
-        if not _NAMESPACE.match(namespace):
-            raise ValueError(f"robot '{name}': namespace '{namespace}' is not a valid ROS "
-                             f"namespace (tokens [A-Za-z_][A-Za-z0-9_]* separated by '/'; "
-                             f"'' or '/' for the root)")
-        if namespace in owner:
-            raise ValueError(f"robots '{owner[namespace]}' and '{name}' would share the "
-                             f"namespace '/{namespace}'; give one of them its own (world file "
-                             f"key namespace, or the parameter robot_namespaces)")
-        owner[namespace] = name
-        assigned[name] = namespace
-    for robot in robots:
-        robot.settings["namespace"] = assigned[robot.getName()]
-    return assigned
+def assign_namespaces(world, entries=()) -> dict:
+    """The rule applied to every robot of `world` (sim_node.sim.namespaces.assign_namespaces)
+    with the ``robot_namespaces`` entries as overrides; {robot name: namespace}."""
+    names = [world.robot(r).getName() for r in range(world.numRobots())]
+    return rule.assign_namespaces(world, parse_overrides(entries, names))

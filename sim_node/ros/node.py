@@ -61,16 +61,20 @@ from sim_node.ros.cdr import ClockCDR
 from sim_node.ros.frames import WorldFrames
 from sim_node.ros.lockstep import Lockstep
 from sim_node.ros.namespaces import assign_namespaces, robot_prefix
+from sim_node.sim.runstate import (PHYSICS_DT_BOUNDS, REAL_TIME_FACTOR_BOUNDS, RunState,
+                                   StepRequestBusy, StepRequestInterrupted, physics_dt_problem,
+                                   real_time_factor_problem)
 from sim_node.sim.simulation import SimpleSimulator
 from sim_node.sim.simulator import STATUS_UNSTABLE
+
+__all__ = ["PHYSICS_DT_BOUNDS", "REAL_TIME_FACTOR_BOUNDS", "SimNode", "StepRequestBusy",
+           "StepRequestInterrupted", "WorldLoadError", "load_or_explain", "physics_dt_problem",
+           "real_time_factor_problem"]
 
 # what every robot runs when its world-file entry names no plugins (entry points, plugins/)
 DEFAULT_ROBOT_PLUGINS = ("joint_state_publisher", "joint_commands", "joint_trajectory")
 
 DESCRIPTION_TIMEOUT = 60.0      # [s] of wall time for a robot_description_topic message
-# documented bounds (README "Safety and bounds"), refused outside at start and at run time
-REAL_TIME_FACTOR_BOUNDS = (1e-3, 1e3)   # or 0: as fast as possible
-PHYSICS_DT_BOUNDS = (1e-5, 0.1)         # [s]
 LOCKSTEP_TIMEOUT_MAX = 60.0             # [s] (the simulation thread waits that long at most)
 SNAPSHOT_PERIOD = 1.0                   # [s] of sim time between two kept good states
 JOB_POLL = 0.05                         # [s] wall time between checks while waiting for jobs
@@ -87,26 +91,6 @@ _EFFECTIVE = ("physics_dt", "lockstep_topics", "default_plugins", "robot_namespa
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
-
-
-def real_time_factor_problem(value) -> str | None:
-    """Why a real-time factor is refused (None: 0, as fast as possible, or within
-    REAL_TIME_FACTOR_BOUNDS)."""
-    low, high = REAL_TIME_FACTOR_BOUNDS
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not (value == 0 or low <= value <= high):
-        return (f"real_time_factor must be a number >= 0: 0 (as fast as possible) or within "
-                f"[{low:g}, {high:g}], got {value!r}")
-    return None
-
-
-def physics_dt_problem(value) -> str | None:
-    """Why a physics step [s] is refused (None: within PHYSICS_DT_BOUNDS)."""
-    low, high = PHYSICS_DT_BOUNDS
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not low <= value <= high:
-        return f"physics_dt must be within [{low:g}, {high:g}] s, got {value!r}"
-    return None
 
 
 class _GuardedPublish:
@@ -223,14 +207,6 @@ class _Pacer:
         return self.wall + (t - self.sim) / self.factor - time.perf_counter()
 
 
-class StepRequestInterrupted(Exception):
-    """A step request ended before its last step (the message says by what)."""
-
-
-class StepRequestBusy(Exception):
-    """A step request while another runs."""
-
-
 @dataclass(eq=False)
 class _StepRequest:
     """Steps asked for while paused, taken one per loop iteration (module docstring)."""
@@ -292,7 +268,7 @@ class SimNode(Node):
         self.physics_dt = dt
         self._report_effective_values()
         self.step_count = 0
-        self.paused = self._param("paused")
+        self.run_state = RunState(self.sim, paused=self._param("paused"))
         self._steps_requested = 0
         self._jobs: queue.Queue = queue.Queue()
         self._stop = threading.Event()
@@ -534,6 +510,18 @@ class SimNode(Node):
 
     # -- run-time settings -----------------------------------------------------------------
     @property
+    def paused(self) -> bool:
+        """Whether the loop steps the simulation (RunState: PAUSED or STOPPED)."""
+        return self.run_state.paused
+
+    @paused.setter
+    def paused(self, value: bool):
+        if value:
+            self.run_state.halt()
+        else:
+            self.run_state.paused = False
+
+    @property
     def real_time_factor(self) -> float:
         return self._pacer.factor
 
@@ -736,7 +724,7 @@ class SimNode(Node):
         try:
             self._step()
         except Exception:   # noqa: BLE001 (the node stays up: services, state, a reset)
-            self.paused = True
+            self.run_state.halt()
             self.get_logger().error(
                 f"simulation paused at t = {self.sim.getTime():.6f} s after an error in "
                 f"the step:\n{traceback.format_exc()}")
@@ -789,7 +777,7 @@ class SimNode(Node):
         self._last_failure = t_failed
         kept = [s for s in self._snapshots if s[0] <= t_failed + 1e-12]
         if self._escalation >= min(len(kept), 2):
-            self.paused = True
+            self.run_state.halt()
             self._report(STATUS_UNSTABLE, f"unstable at t = {t_failed:.6f} s, again from the "
                          f"recent good states: paused (reset or restore a state)")
             self.get_logger().error(self._engine_report[1])

@@ -65,21 +65,21 @@ from simulation_interfaces.srv import (DeleteEntity, GetEntities, GetEntitiesSta
                                        GetSimulatorFeatures, ResetSimulation, SetEntityState,
                                        SetSimulationState, SpawnEntity, StepSimulation)
 
-from sim_node.model.robot import RobotModel
 from sim_node.model.surface import SurfaceParameters
-from sim_node.model.world import RigidObjectModel, TerrainModel
-from sim_node.ros.entities import (SPAWN_FORMATS, RequestError, all_entities, bounded,
-                                   build_spawned, check_filters, check_frame, check_frames,
-                                   entity_index, entity_state, find_entity, finite,
-                                   is_rigid_object,
-                                   parse_spawnable, pose_from_msg, positive_duration, select,
-                                   set_entity_state, simulated_bodies, spawn_name,
-                                   spawn_namespace, spawn_source, static_reason, target_links,
-                                   twist_from_msg)
-from sim_node.ros.node import (StepRequestBusy, StepRequestInterrupted,
-                               real_time_factor_problem)
-from sim_node.sim import bounds
+from sim_node.model.world import TerrainModel
+from sim_node.ros.entities import (SPAWN_FORMATS, RequestError, bounded, check_filters,
+                                   check_frame, entity_index, entity_state, finite,
+                                   pose_from_msg, positive_duration, request_error, select,
+                                   spawn_source, twist_from_msg)
 from sim_node.ros.state_store import StateStore, StateStoreError
+from sim_node.sim import bounds
+from sim_node.sim.entities import (EntityError, all_entities, find_entity, parse_spawnable,
+                                   set_frame_motion, simulated_bodies, static_reason,
+                                   target_links)
+from sim_node.sim.reset import ResetScope
+from sim_node.sim.runstate import (AlreadyInState, Run, StepRequestBusy,
+                                   StepRequestInterrupted, StepsRefused,
+                                   real_time_factor_problem)
 from sim_node.srv import (ApplyWrench, GetRealTimeFactor, RestoreState, SaveState,
                           SetPadding, SetRealTimeFactor, SetSurface)
 
@@ -103,8 +103,15 @@ CUSTOM_INFO = (
     "without joints becomes a rigid object; entity_namespace '' = the name, '/' = none.")
 STATE_NAMES = {SimulationState.STATE_STOPPED: "STOPPED", SimulationState.STATE_PLAYING:
                "PLAYING", SimulationState.STATE_PAUSED: "PAUSED"}
+# simulation_interfaces/SimulationState <-> the run states of sim_node.sim.runstate
+RUN_STATES = {SimulationState.STATE_STOPPED: Run.STOPPED,
+              SimulationState.STATE_PLAYING: Run.PLAYING,
+              SimulationState.STATE_PAUSED: Run.PAUSED}
+SIMULATION_STATES = {run: state for state, run in RUN_STATES.items()}
 Scope = ResetSimulation.Request
-RESET_SCOPES = Scope.SCOPE_TIME | Scope.SCOPE_STATE | Scope.SCOPE_SPAWNED
+# simulation_interfaces/ResetSimulation scopes -> sim_node.sim.reset.ResetScope
+RESET_SCOPES = {Scope.SCOPE_TIME: ResetScope.TIME, Scope.SCOPE_STATE: ResetScope.STATE,
+                Scope.SCOPE_SPAWNED: ResetScope.SPAWNED}
 # feedback comes once per step, in bursts: a deep history keeps each for a reader that keeps up
 FEEDBACK_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 TIME_TOLERANCE = 1e-9       # [s] a wrench ends this close before its end time
@@ -119,28 +126,6 @@ class _Cancelled(Exception):
     def __init__(self, done: int):
         super().__init__(f"canceled after {done} steps")
         self.done = done
-
-
-def _model_snapshot(entity):
-    # the state an entity's model holds (robots: q, v; objects: R, t, w, v; terrains: none)
-    if isinstance(entity, RobotModel):
-        return entity.getConfig(), entity.getVelocity()
-    if isinstance(entity, RigidObjectModel):
-        return (*entity.getTransform(), *entity.getVelocity())
-    return None
-
-
-def _restore_model(entity, snapshot):
-    if isinstance(entity, RobotModel):
-        entity.setConfig(snapshot[0])
-        entity.setVelocity(snapshot[1])
-    elif isinstance(entity, RigidObjectModel):
-        entity.setTransform(snapshot[0], snapshot[1])
-        entity.setVelocity(snapshot[2], snapshot[3])
-
-
-def _contains(entities: list, entity) -> bool:
-    return any(e is entity for e in entities)
 
 
 @dataclass(eq=False)
@@ -210,10 +195,7 @@ class SimulationServices:
         self.states = StateStore(node.data_dir, node.max_read_size)
         self.wrenches = WrenchSchedule(node.sim, self.logger)
         self._changing = threading.Lock()   # spawn, delete, reset, stop, restore: one at a time
-        self._spawned: list = []            # entities spawned at run time
-        self._initial = [(e, _model_snapshot(e)) for e in all_entities(node.sim.getWorld())]
-        self._deleted: list = []            # entities of the world's own deleted at run time
-        self._stopped = False
+        self.run_state = node.run_state
         standard = [
             (GetEntities, "get_entities", self._get_entities),
             (GetEntityState, "get_entity_state", self._get_entity_state),
@@ -268,7 +250,9 @@ class SimulationServices:
             try:
                 work(request, response)
                 response.result.result = Result.OK
-            except RequestError as error:
+            except (RequestError, EntityError) as error:
+                if isinstance(error, EntityError):
+                    error = request_error(error)
                 response = type(response)()
                 response.result = Result(result=error.code, error_message=error.message)
             except Exception as error:          # noqa: BLE001 (the node must go on)
@@ -285,7 +269,7 @@ class SimulationServices:
             try:
                 work(request, response)
                 response.success = True
-            except (RequestError, StateStoreError) as error:
+            except (RequestError, StateStoreError, EntityError) as error:
                 response = type(response)(success=False, message=str(error))
             except Exception as error:          # noqa: BLE001 (the node must go on)
                 response = type(response)(success=False,
@@ -348,7 +332,7 @@ class SimulationServices:
                                        f"moved or given a velocity or acceleration")
                 return
             if pose is not None or twist is not None:
-                set_entity_state(self.sim, entity, pose, twist)
+                set_frame_motion(self.sim, entity, pose, twist)
         self._in_sim(work)
         if acceleration is not None:
             response.result.error_message = "acceleration ignored: it cannot be set"
@@ -356,100 +340,56 @@ class SimulationServices:
     def _spawn_entity(self, request, response):
         pose = pose_from_msg(request.initial_pose.pose, request.initial_pose.header.frame_id,
                              SpawnEntity.Response.INVALID_POSE, "initial_pose")
-        urdf = parse_spawnable(spawn_source(request.entity_resource, self.node.max_read_size))
+        # parsed here, off the simulation thread; substitution args refused (a client's file)
+        urdf = parse_spawnable(spawn_source(request.entity_resource, self.node.max_read_size),
+                               substitutions=False, where="entity_resource: ")
         with self._changing:        # the world's entities change only under this lock
-            world = self.sim.getWorld()
-            name = spawn_name({e.getName() for e in all_entities(world)}, request.name,
-                              urdf.name, request.allow_renaming)
-            namespace = ("" if is_rigid_object(urdf)
-                         else spawn_namespace(world, request.entity_namespace, name))
-            check_frames(world, urdf, name, namespace)
-            entity = build_spawned(world, urdf, name, namespace, *pose)
-
             def work():
-                try:
-                    self.sim.addEntity(entity)
-                except ValueError as error:     # its geometry: nothing was added
-                    raise RequestError(SpawnEntity.Response.UNSUPPORTED_ASSETS,
-                                       f"entity_resource: {error}") from None
+                entity = self.sim.spawn(urdf, name=request.name,
+                                        namespace=request.entity_namespace, R=pose[0],
+                                        t=pose[1], allow_renaming=request.allow_renaming,
+                                        where="entity_resource: ")
                 self.node.world_changed()
-            self._in_sim(work)
-            self._spawned.append(entity)
-        response.entity_name = name
+                return entity
+            entity = self._in_sim(work)
+        response.entity_name = entity.getName()
 
     def _delete_entity(self, request, response):
         with self._changing:
             def work():
-                entity = find_entity(self.sim.getWorld(), request.entity)
-                self.sim.removeEntity(entity)
+                self.sim.delete(request.entity)
                 self.node.world_changed()
-                return entity
-            entity = self._in_sim(work)
-            if _contains(self._spawned, entity):
-                self._spawned = [e for e in self._spawned if e is not entity]
-            else:
-                self._deleted.append(entity)
+            self._in_sim(work)
 
     # -- reset and run state -----------------------------------------------------------------
     def _reset_simulation(self, request, response):
         scope = request.scope or Scope.SCOPE_ALL
-        if scope != Scope.SCOPE_ALL and scope & ~RESET_SCOPES:
+        known = sum(RESET_SCOPES)
+        if scope != Scope.SCOPE_ALL and scope & ~known:
             raise RequestError(Result.FEATURE_UNSUPPORTED, f"scope {scope} has unknown bits; "
                                f"valid: SCOPE_TIME ({Scope.SCOPE_TIME}), SCOPE_STATE "
                                f"({Scope.SCOPE_STATE}), SCOPE_SPAWNED ({Scope.SCOPE_SPAWNED}) "
                                f"and their sums, SCOPE_ALL ({Scope.SCOPE_ALL}), SCOPE_DEFAULT "
                                f"(0)")
+        reset = ResetScope(0)
+        for bit, sim_scope in RESET_SCOPES.items():
+            if scope & bit:
+                reset |= sim_scope
         with self._changing:
-            self._in_sim(lambda: self._reset(scope))
+            def work():
+                self.sim.reset(reset)
+                self._after_reset(reset)
+            self._in_sim(work)
 
-    def _reset(self, scope: int):
-        # on the simulation thread (module docstring: reset scopes)
-        sim = self.sim
-        if scope & Scope.SCOPE_SPAWNED:
-            for entity in reversed(self._spawned):
-                sim.removeEntity(entity)
-            self._spawned = []
-            for entity, snapshot in self._initial:
-                if _contains(self._deleted, entity):
-                    _restore_model(entity, snapshot)
-                    sim.addEntity(entity)
-            self._deleted = []
-        if scope & Scope.SCOPE_STATE and scope & Scope.SCOPE_TIME:
-            sim.reset()
-        elif scope & Scope.SCOPE_STATE:
-            t = sim.getTime()
-            sim.reset()
-            sim.setTime(t)
-        elif scope & Scope.SCOPE_TIME:
-            self._reset_time()
-        if scope & (Scope.SCOPE_TIME | Scope.SCOPE_STATE):
+    def _after_reset(self, scope: ResetScope):
+        # on the simulation thread, after sim.reset(scope): what ROS publishes of it
+        if scope & (ResetScope.TIME | ResetScope.STATE):
             self.wrenches.clear()
         self.node.world_changed()
         self.node.time_jumped()
 
-    def _reset_time(self):
-        # time 0, controllers and plugins restarted; poses and velocities kept, robots holding
-        # their configuration
-        sim, world = self.sim, self.sim.getWorld()
-        robots = [(world.robot(r), sim.getActualConfig(r), sim.getActualVelocity(r))
-                  for r in range(world.numRobots())]
-        objects = [(obj, body.getObjectTransform(), body.getVelocity())
-                   for obj, body in ((world.rigidObject(i), sim.body(world.rigidObject(i)))
-                                     for i in range(world.numRigidObjects()))]
-        sim.reset()
-        for robot, q, v in robots:
-            sim.setActualConfig(robot, q)
-            sim.setActualVelocity(robot, v)
-            sim.controller(robot).setPIDCommand(q)
-        for obj, transform, velocity in objects:
-            body = sim.body(obj)
-            body.setObjectTransform(*transform)
-            body.setVelocity(*velocity)
-
     def _run_state(self) -> int:
-        if not self.node.paused:
-            return SimulationState.STATE_PLAYING
-        return SimulationState.STATE_STOPPED if self._stopped else SimulationState.STATE_PAUSED
+        return SIMULATION_STATES[self.run_state.state]
 
     def _get_simulation_state(self, request, response):
         response.state.state = self._run_state()
@@ -469,35 +409,32 @@ class SimulationServices:
             raise RequestError(SetSimulationState.Response.INCORRECT_TRANSITION, f"state "
                                f"{target} cannot be requested; valid: " + ", ".join(
                                    f"{n} ({v})" for v, n in STATE_NAMES.items()))
-        if target == current:
+        run = RUN_STATES[target]
+        try:
+            if run == Run.PLAYING:
+                self.run_state.set(run)
+            elif run == Run.PAUSED:
+                if current == SimulationState.STATE_STOPPED:
+                    self.run_state.set(run)
+                else:       # paused between two steps: no step follows the answer
+                    self._in_sim(lambda: self.run_state.set(run))
+            else:
+                with self._changing:
+                    def stop():
+                        self.run_state.set(run)
+                        self._after_reset(ResetScope.TIME | ResetScope.STATE)
+                    self._in_sim(stop)
+        except AlreadyInState as error:
             raise RequestError(SetSimulationState.Response.ALREADY_IN_TARGET_STATE,
-                               f"the simulation is already {STATE_NAMES[target]}")
-        if target == SimulationState.STATE_PLAYING:
-            self._stopped = False
-            self.node.paused = False
-        elif target == SimulationState.STATE_PAUSED:
-            if current == SimulationState.STATE_STOPPED:
-                self._stopped = False
-            else:       # paused between two steps: no step follows the answer
-                self._in_sim(lambda: setattr(self.node, "paused", True))
-        else:
-            with self._changing:
-                def stop():
-                    self.node.paused = True
-                    self._reset(Scope.SCOPE_TIME | Scope.SCOPE_STATE)
-                self._in_sim(stop)
-                self._stopped = True
+                               str(error)) from None
 
     # -- stepping ----------------------------------------------------------------------------
     def _check_steps(self, steps: int, what: str):
         # on the simulation thread
-        if steps < 1:
-            raise RequestError(Result.OPERATION_FAILED, f"{what}: steps must be >= 1, got "
-                               f"{steps}")
-        if not self.node.paused:
-            raise RequestError(Result.OPERATION_FAILED, f"{what} needs a paused simulation; it "
-                               f"is playing (pause it with ~/set_simulation_state)")
-        self._stopped = False
+        try:
+            self.run_state.check_steps(steps, what)
+        except StepsRefused as error:
+            raise RequestError(Result.OPERATION_FAILED, str(error)) from None
 
     def _step_simulation(self, request, response):
         # taken in chunks between other services' work (SimNode.request_steps)
@@ -586,7 +523,7 @@ class SimulationServices:
                 self.node.time_jumped()
                 return self.sim.getTime()
             response.sim_time = self._in_sim(work)
-            self._stopped = False
+            self.run_state.restored()
 
     def _apply_wrench(self, request, response):
         w = request.wrench

@@ -221,8 +221,6 @@ def _representative(robot, links) -> int:
 
 def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
     """The engine Scene of `world` in its current state."""
-    from sim_node.model.world import BodySettings
-
     meshes = _MeshTable()
     bodies, shapes, robots, free_bodies = [], [], [], []
     body_of_id = {}
@@ -267,7 +265,7 @@ def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
     for r in range(world.numRobots()):
         robot: RobotModel = world.robot(r)
         st = robot.structure
-        settings = robot.settings.get("body", BodySettings()) if isinstance(robot.settings, dict) else BodySettings()
+        settings = robot.settings.body
         first = len(bodies)
         robot_first_body.append(first)
         for b in range(robot.model.nbody):
@@ -297,8 +295,7 @@ def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
                            q_lower=lower, q_upper=upper, effort=robot.getTorqueLimits(),
                            dry_friction=st.friction, damping=st.damping, dof_q=st.dof_q,
                            floating_base=st.floating, body_adjacent=st.body_adjacent,
-                           first_body=first, self_collision=robot.settings.get("self_collision", False)
-                           if isinstance(robot.settings, dict) else False))
+                           first_body=first, self_collision=robot.settings.self_collision))
     for r, robot, world_links, settings in welded:
         if not world_links:
             continue

@@ -108,8 +108,7 @@ class SimRobotController:
 
     def _set_initial_gains(self):
         # defaults from the robot (sim_node.sim.gains), then the world file's gains joint by joint
-        gains = self._robot.settings.get("controller", {}) if isinstance(
-            self._robot.settings, dict) else {}
+        gains = self._robot.settings.controller
         st = self._robot.structure
         scene, r, o = self._scene, self._index, self._offset
         defaults = self._default_gains()

@@ -196,7 +196,7 @@ def _robot_body(robot: RobotModel, link: RobotModelLink | None) -> _MovingBody:
                   for m, c, I in zip(masses, coms, inertias))
     report = robot.link(root) if link is None else link
     R_WL, p_WL = report.getTransform()
-    settings = robot.settings.get("body", BodySettings())
+    settings = robot.settings.body
     ids = [robot.getID()] + [robot.link(i).getID() for i in range(robot.numLinks())]
     return _MovingBody(robot.getName(), elements, Mass(total, com, inertia), R_WF, p_WF,
                        R_WF.T @ R_WL, R_WF.T @ (p_WL - p_WF), ids, settings)
@@ -257,7 +257,7 @@ class _SettlingRun:
             robot = world.robot(r)
             if robot.getID() in moving.ids:
                 continue
-            settings = robot.settings.get("body", BodySettings())
+            settings = robot.settings.body
             for l in range(robot.numLinks()):
                 link = robot.link(l)
                 if link.getCollisionGeometry():

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from sim_node.model.robot import RobotModel, RobotModelLink
+from sim_node.model.settings import RobotSettings
 from sim_node.model.world import RigidObjectModel, TerrainModel
 from sim_node.sim.controller import SimRobotController
 from sim_node.sim.plugin import (ACTUATOR_GROUP, SENSOR_GROUP, Plugin, PluginConfig,
@@ -273,7 +274,8 @@ class SimpleSimulator(Simulator):
         # None while the base class takes the initial state: that state holds no plugin state,
         # so reset() resets every plugin
         self._sensors = None
-        self._default_plugins = default_plugins
+        self._default_plugins = (None if default_plugins is None else
+                                 RobotSettings(plugins=tuple(default_plugins)).plugins)
         self._factories = dict(create_publisher=create_publisher,
                                create_subscription=create_subscription)
         self._destroy_endpoint = destroy_endpoint
@@ -295,12 +297,12 @@ class SimpleSimulator(Simulator):
         groups = {SENSOR_GROUP: SensorEmulator, ACTUATOR_GROUP: ActuatorEmulator}
         specs = []
         robot = self._world.robot(r)
-        listed = robot.settings.get("plugins", []) or self._default_plugins
+        listed = robot.settings.plugins or self._default_plugins
         if listed is None:
             specs += [("default", DefaultSensorEmulator, DefaultSensorEmulator.Config()),
                       ("default", DefaultActuatorEmulator, DefaultActuatorEmulator.Config())]
         for i, entry in enumerate(listed or []):
-            name = entry["name"]
+            name = entry.name
             where = f"robot '{robot.getName()}' plugins[{i}] ('{name}')"
             found = [(group, base) for group, base in groups.items()
                      if name in available_plugins(group)]
@@ -318,7 +320,7 @@ class SimpleSimulator(Simulator):
                                     f"{cls.__qualname__}, not a {base.__name__}")
                 classes.append(cls)
             specs += [(name, cls, config)
-                      for cls, config in _parse_configs(classes, entry.get("config"), where)]
+                      for cls, config in _parse_configs(classes, entry.config, where)]
         return specs
 
     def addEmulator(self, robot, e):

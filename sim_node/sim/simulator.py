@@ -25,8 +25,12 @@ import numpy as np
 
 from sim_node.model.robot import RobotModel, RobotModelLink, normalized_config
 from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel
-from sim_node.sim import bounds
+from sim_node.sim import bounds, entities
 from sim_node.sim.build import build_scene
+from sim_node.sim.entities import all_entities as _entities
+from sim_node.sim.reset import ResetScope, WorldOrigin, reset_scope
+from sim_node.sim.reset import model_state as _model_state
+from sim_node.sim.reset import restore_model_state as _set_model_state
 
 STATUS_NORMAL = 0
 STATUS_ADAPTIVE_TIME_STEPPING = 1
@@ -43,30 +47,6 @@ STATUS_STRINGS = {
 
 _STATE_MAGIC = b"SIMNODE1"
 UNIT_QUATERNION_TOLERANCE = 1e-6    # accepted |norm - 1| of a restored state's quaternions
-
-
-def _entities(world) -> list:
-    return ([world.terrain(i) for i in range(world.numTerrains())]
-            + [world.rigidObject(i) for i in range(world.numRigidObjects())]
-            + [world.robot(i) for i in range(world.numRobots())])
-
-
-def _model_state(entity):
-    # the state a model holds (robots: q, v; rigid objects: R, t, w, v; terrains: none)
-    if isinstance(entity, RobotModel):
-        return entity.getConfig(), entity.getVelocity()
-    if isinstance(entity, RigidObjectModel):
-        return (*entity.getTransform(), *entity.getVelocity())
-    return None
-
-
-def _set_model_state(entity, state):
-    if isinstance(entity, RobotModel):
-        entity.setConfig(state[0])
-        entity.setVelocity(state[1])
-    elif isinstance(entity, RigidObjectModel):
-        entity.setTransform(state[0], state[1])
-        entity.setVelocity(state[2], state[3])
 
 
 def _command_arrays(scene) -> list:
@@ -108,6 +88,7 @@ class Simulator:
         # the model state each entity started from (spawned ones: their state at spawning),
         # for reset() once entities have been added or removed
         self._initial_entities = {id(e): (e, _model_state(e)) for e in _entities(world)}
+        self._origin = WorldOrigin(_entities(world))     # what reset(SPAWNED) puts back
 
     def _check_surfaces(self):
         # the world's surface parameters within the bounds (sim_node.sim.bounds.surface): a
@@ -350,11 +331,15 @@ class Simulator:
             for row in free:
                 _unit_quaternion(row[3:7], "a rigid object's orientation")
 
-    def reset(self):
+    def reset(self, scope=None):
         """Back to the state the Simulator started in (settings such as surfaces, paddings,
         gains or gravity changed since are kept). After addEntity / removeEntity: every entity
         back to the state it started from (spawned ones: their state when added), time 0,
-        robots holding their initial configuration."""
+        robots holding their initial configuration. scope (sim_node.sim.reset.ResetScope):
+        only part of it (TIME, STATE, SPAWNED, their sums); None is TIME | STATE."""
+        if scope is not None and scope != ResetScope.TIME | ResetScope.STATE:
+            reset_scope(self, scope, self._origin, _entities(self._world))
+            return
         if self._initial_state is not None:
             self.setState(self._initial_state)
             return
@@ -368,6 +353,17 @@ class Simulator:
         self._status = STATUS_NORMAL
 
     # -- adding and removing entities ------------------------------------------------------
+    def spawn(self, source, **options):
+        """Add the robot or rigid object of a URDF (path, XML text or parsed) and return it:
+        named, namespaced, placed and checked as sim_node.sim.entities.spawn says (options:
+        name, namespace, R, t, allow_renaming, substitutions). Atomic: an EntityError leaves
+        the world and the simulation as they were."""
+        return entities.spawn(self, source, **options)
+
+    def delete(self, name: str):
+        """Remove the entity named `name` (robot, rigid object or terrain); it is returned."""
+        return entities.delete(self, name)
+
     def addEntity(self, entity):
         """Add a robot, rigid object or terrain (built, in no world) to the world and the
         simulation, in the state its model holds. Everything simulated keeps its state,
@@ -527,6 +523,33 @@ class Simulator:
         R, p = kinematics.frames(*self._robot_query(self._robot_index(robot)))
         return R.copy(), p.copy()
 
+    def getLinkPoses(self, robot, links, parents, out=None) -> np.ndarray:
+        """Poses of a robot's links in their parents' frames in the simulated state, as rows
+        (x, y, z, qx, qy, qz, qw) (n, 7): link links[i] in link parents[i] (the world when
+        parents[i] < 0); links, parents: intp arrays (n,); out: an (n, 7) buffer to fill."""
+        from sim_node.engine import kinematics
+
+        links = np.ascontiguousarray(links, dtype=np.intp)
+        parents = np.ascontiguousarray(parents, dtype=np.intp)
+        out = np.empty((len(links), 7)) if out is None else out
+        R, p = kinematics.frames(*self._robot_query(self._robot_index(robot)))
+        kinematics.relative_poses(R, p, links, parents, out)
+        return out
+
+    def getTerrainPoses(self) -> np.ndarray:
+        """Placements of every terrain as rows (x, y, z, qx, qy, qz, qw) (n, 7), terrains in
+        WorldModel order."""
+        from sim_node.engine import kinematics
+
+        n = self._world.numTerrains()
+        R, t = np.empty((n, 3, 3)), np.empty((n, 3))
+        for i in range(n):
+            R[i], t[i] = self._world.terrain(i).getTransform()
+        out = np.empty((n, 7))
+        kinematics.relative_poses(R, t, np.arange(n, dtype=np.intp), np.full(n, -1, np.intp),
+                                  out)
+        return out
+
     def getRigidObjectTransforms(self):
         """Object frames of every rigid object in the simulated state: (R (n, 3, 3), t (n, 3)),
         objects in WorldModel order."""
@@ -649,6 +672,11 @@ class Simulator:
         for a, b in self._body_pairs(id1, id2):
             self._scene.enable_feedback(a, b)
             self._feedback_pairs.add((min(a, b), max(a, b)))
+
+    def getBodyID(self, id_: int) -> int:
+        """The world ID that reports the simulated body world ID id_ belongs to (as
+        getBodyIDs and getAllContacts name it: links welded by fixed joints share one body)."""
+        return self._layout.id_of_body[self._collision_body(int(id_))]
 
     def getBodyIDs(self) -> list:
         """The world ID of every simulated body, one per body: links welded together by fixed
@@ -783,9 +811,10 @@ class Simulator:
         return c["impulse"][keep] * sign[:, None] / dt
 
     def _pair_friction(self, a: int, b: int) -> float:
-        from sim_node.model.surface import _harmonic
+        from sim_node.model.surface import harmonic_mean
 
-        return _harmonic(self._scene.get_body_surface(a)[1], self._scene.get_body_surface(b)[1])
+        return harmonic_mean(self._scene.get_body_surface(a)[1],
+                             self._scene.get_body_surface(b)[1])
 
 
 def geometry_problem(error: Exception) -> str:

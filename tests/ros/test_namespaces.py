@@ -1,4 +1,4 @@
-"""The namespace rule (sim_node/ros/namespaces.py, README "Namespaces"): a world's only robot at
+"""The namespace rule (sim_node/sim/namespaces.py, ros/namespaces.py, README "Namespaces"): a world's only robot at
 the root, several robots each under its name, a world-file `namespace` key or the node parameter
 `robot_namespaces` overriding either way; decided once, at start.
 
@@ -46,7 +46,7 @@ def world_of(robots: list[tuple[str, str | None]]) -> WorldModel:
     world = WorldModel()
     for name, key in robots:
         robot = world.loadRobot(str(PENDULUM_URDF), name=name)
-        robot.settings["namespace"] = key
+        robot.settings = {"namespace": key}
     return world
 
 

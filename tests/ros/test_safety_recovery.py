@@ -11,6 +11,7 @@ import pytest
 
 from sim_node.ros.node import (SNAPSHOT_PERIOD, SimNode, StepRequestInterrupted, _Pacer,
                                _StepRequest)
+from sim_node.sim.runstate import RunState
 from sim_node.sim.simulator import STATUS_NORMAL, STATUS_UNSTABLE
 
 
@@ -47,6 +48,7 @@ def node():
     # a SimNode without ROS: only what _recover and the snapshots use
     n = object.__new__(SimNode)
     n.sim, n.simulation_services = _Sim(), _Services()
+    n.run_state = RunState(n.sim)
     n.physics_dt, n.paused, n.recoveries = 0.001, False, 0
     n._pacer, n._engine_report, n._stepping = _Pacer(0.0), None, None
     n.get_logger = lambda: logging.getLogger("test")

@@ -1,6 +1,7 @@
 """Spherical, planar and floating joints in the Simulator: closed-form pendulum physics, PID on
 a ball joint against gravity, planar joint limits, a free-falling subtree, collision adjacency
 across a planar joint, and bit-exact state round trips."""
+import dataclasses
 import math
 
 import numpy as np
@@ -223,7 +224,7 @@ def test_links_across_a_planar_joint_are_adjacent_and_never_self_collide():
 </robot>"""
     world = sim_node.WorldModel()
     robot = world.loadRobot(xml, fixed_base=True)
-    robot.settings["self_collision"] = True
+    robot.settings = dataclasses.replace(robot.settings, self_collision=True)
     sim = sim_node.Simulator(world)
     sim.enableContactFeedbackAll()
     sim.simulate(0.05)
