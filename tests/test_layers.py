@@ -167,6 +167,11 @@ def upward_imports(modules: dict, root: Path, package: str) -> list[str]:
                                 f"(layer {dst}): layers import downward only "
                                 f"(engine < model < sim < plan/pybullet/gym/viewer/math < "
                                 f"plugins/ros)")
+            elif (src_part != "engine" and dst_part == "engine"
+                  and imp.target not in (f"{package}.engine", f"{package}.engine.api")):
+                problems.append(f"{where}: {module.name} imports {imp.target}: the layers "
+                                f"above reach the engine only through its face, "
+                                f"{package}.engine.api")
             elif src_part == "ros" and dst_part == "plugins":
                 problems.append(f"{where}: {module.name} imports {imp.target}: ros never "
                                 f"imports plugins (they are loaded through entry points)")
@@ -346,7 +351,7 @@ def _tree(tmp_path: Path, files: dict) -> Path:
 def test_a_clean_tree_passes(tmp_path):
     root = _tree(tmp_path, {
         "engine/kernel.pyx": "from libc.math cimport sqrt\ncdef double _scratch\n",
-        "model/world.py": "from pkg.engine import kernel\n",
+        "model/world.py": "from pkg.engine.api import kernel\n",
         "sim/simulator.py": "from pkg.model.world import *\nclass S:\n"
                             "    def f(self):\n        return self._x\n",
         "ros/stamps.py": "import math\n",
@@ -377,6 +382,17 @@ def test_a_cython_upward_cimport_is_found(tmp_path):
     [problem] = check(root)
     assert problem.startswith("engine/scene.pyx:2: pkg.engine.scene (layer 0) imports "
                               "pkg.model.robot (layer 1)")
+
+
+def test_the_engine_is_reached_only_through_its_face(tmp_path):
+    root = _tree(tmp_path, {"engine/api.pyx": "from pkg.engine import kernel\n",
+                            "engine/kernel.pyx": "cdef double x\n",
+                            "model/robot.py": "from pkg.engine.api import kernel\n",
+                            "sim/body.py": "def f():\n    from pkg.engine import kernel\n"})
+    problems = check(root)
+    assert len(problems) == 1, problems
+    assert problems[0].startswith("sim/body.py:2: pkg.sim.body imports pkg.engine.kernel")
+    assert "only through its face, pkg.engine.api" in problems[0]
 
 
 def test_ros_importing_plugins_and_plugins_importing_the_node_are_refused(tmp_path):

@@ -17,7 +17,7 @@ from libc.string cimport memmove
 from sim_node.engine import readout, state
 from sim_node.engine.pipeline.actuation cimport advance_target
 from sim_node.engine.pipeline.feedback cimport feedback_entry
-from sim_node.engine.pipeline.kinematics cimport kinematics
+from sim_node.engine.pipeline.kinematics cimport kinematics as kinematics_stage
 from sim_node.engine.pipeline.step cimport step_adaptive
 from sim_node.engine.scene_data cimport SceneData
 from sim_node.engine.scene_model cimport SceneModel
@@ -27,6 +27,14 @@ from sim_node.engine.types cimport (ACTUATOR_OFF, ACTUATOR_PID, ACTUATOR_TORQUE,
                                     STATUS_NORMAL, STATUS_UNSTABLE)
 
 cnp.import_array()
+
+# The rest of the face, re-exported so that the layers above import only this module: the
+# robot Model/Data pair and the dynamics algorithms on it (Pinocchio-style f(model, data, ...)),
+# and the builders of the collision structures a Scene is made from.
+from sim_node.engine import aba, coriolis, crba, kinematics, ltdl, rnea  # noqa: E402
+from sim_node.engine.bvh import build_bvh  # noqa: E402
+from sim_node.engine.heightfield import make_heightfield_arrays  # noqa: E402
+from sim_node.engine.model import Data, Model  # noqa: E402
 
 # Bounds of joint commands, checked by set_commands / set_joint_commands (sim_node.sim.bounds
 # documents them as MAX_JOINT_POSITION, MAX_ANGULAR_SPEED, MAX_TORQUE)
@@ -286,7 +294,7 @@ cdef class Scene:
         cdef SceneModel m = self.model
         cdef SceneData d = self.data
         with nogil:
-            kinematics(m, d, 0.0)
+            kinematics_stage(m, d, 0.0)
 
     # -- actuator commands ---------------------------------------------------------------
     def set_commands(self, int robot, int mode, q_des=None, v_des=None, tau_ff=None,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from transforms3d.quaternions import mat2quat
 
-from sim_node.engine.model import Model
+from sim_node.engine.api import Model
 from sim_node.model.errors import URDFError
 from sim_node.model.urdf import URDFRobot
 

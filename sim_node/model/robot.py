@@ -17,8 +17,7 @@ import math
 
 import numpy as np
 
-from sim_node.engine import aba, coriolis, crba, kinematics, ltdl, rnea
-from sim_node.engine.model import Data
+from sim_node.engine.api import Data, aba, coriolis, crba, kinematics, ltdl, rnea
 from sim_node.model.builder import RobotStructure, body_mass_properties
 from sim_node.model.settings import RobotSettings
 from sim_node.model.urdf import URDFRobot

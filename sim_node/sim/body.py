@@ -163,7 +163,7 @@ class SimBody:
             return s[10:13].copy(), s[7:10].copy()
         if self._kind == _ROBOT:
             model, data, q = self._sim._robot_query(self._robot)
-            from sim_node.engine import kinematics
+            from sim_node.engine.api import kinematics
 
             J = kinematics.jacobian(model, data, q, self._link, self._com_local)
             twist = J @ self._sim.engine.robot_v[self._robot]
@@ -253,7 +253,7 @@ class SimBody:
         if self._is_object():
             scene.free_wrench[self._index] += wrench
             return
-        from sim_node.engine import kinematics
+        from sim_node.engine.api import kinematics
 
         model, data, q = self._sim._robot_query(self._robot)
         J = kinematics.jacobian(model, data, q, self._link, self._com_local)

@@ -76,7 +76,7 @@ class _MeshTable:
         return self.index[key]
 
     def add_heightfield(self, field: geo.Heightfield) -> int:
-        from sim_node.engine.heightfield import make_heightfield_arrays
+        from sim_node.engine.api import make_heightfield_arrays
 
         dx, dy = field.spacing
         arrays = make_heightfield_arrays(field.heights, dx, dy, -field.size[0] / 2,
@@ -92,7 +92,7 @@ class _MeshTable:
 
 
 def _bvh(tri_lo, tri_hi):
-    from sim_node.engine.bvh import build_bvh
+    from sim_node.engine.api import build_bvh
     return build_bvh(tri_lo, tri_hi)
 
 

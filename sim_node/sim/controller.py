@@ -43,8 +43,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from sim_node.engine import crba
-from sim_node.engine.model import Data
+from sim_node.engine.api import Data, crba
 from sim_node.sim import bounds
 from sim_node.sim.gains import (CONFIG_SAMPLES, DEFAULT_BANDWIDTH, MAX_BANDWIDTH_STEPS,
                                  default_pid_gains, largest_mass_diagonal)

@@ -518,7 +518,7 @@ class Simulator:
     def getLinkTransforms(self, robot):
         """World placements of every link of a robot in the simulated state: (R (nlinks, 3, 3),
         t (nlinks, 3)), links in RobotModel order (copies)."""
-        from sim_node.engine import kinematics
+        from sim_node.engine.api import kinematics
 
         R, p = kinematics.frames(*self._robot_query(self._robot_index(robot)))
         return R.copy(), p.copy()
@@ -527,7 +527,7 @@ class Simulator:
         """Poses of a robot's links in their parents' frames in the simulated state, as rows
         (x, y, z, qx, qy, qz, qw) (n, 7): link links[i] in link parents[i] (the world when
         parents[i] < 0); links, parents: intp arrays (n,); out: an (n, 7) buffer to fill."""
-        from sim_node.engine import kinematics
+        from sim_node.engine.api import kinematics
 
         links = np.ascontiguousarray(links, dtype=np.intp)
         parents = np.ascontiguousarray(parents, dtype=np.intp)
@@ -539,7 +539,7 @@ class Simulator:
     def getTerrainPoses(self) -> np.ndarray:
         """Placements of every terrain as rows (x, y, z, qx, qy, qz, qw) (n, 7), terrains in
         WorldModel order."""
-        from sim_node.engine import kinematics
+        from sim_node.engine.api import kinematics
 
         n = self._world.numTerrains()
         R, t = np.empty((n, 3, 3)), np.empty((n, 3))
@@ -647,14 +647,14 @@ class Simulator:
     def _robot_query(self, r: int):
         """(model, Data for queries, q) of robot r: kinematics of the simulated state in a
         Data of its own (the Scene's Data is the step's scratch)."""
-        from sim_node.engine.model import Data
+        from sim_node.engine.api import Data
 
         if r not in self._qdata:
             self._qdata[r] = Data(self._world.robot(r).model)
         return self._world.robot(r).model, self._qdata[r], self._scene.robot_q[r]
 
     def _link_transform(self, r: int, link: int):
-        from sim_node.engine import kinematics
+        from sim_node.engine.api import kinematics
 
         R, p = kinematics.frames(*self._robot_query(r))
         return R[link].copy(), p[link].copy()
@@ -774,7 +774,7 @@ class Simulator:
     def _centre_of_mass(self, id_: int) -> np.ndarray:
         entity = self._world.getEntity(id_)
         if isinstance(entity, RobotModel):
-            from sim_node.engine import kinematics
+            from sim_node.engine.api import kinematics
 
             return kinematics.com(*self._robot_query(self._robot_index(entity))).copy()
         return self.body(id_).getTransform()[1]
