@@ -101,11 +101,11 @@ def world_text(count: int, mesh_refs: list, mesh_paths: list) -> str:
     k = grid_side(count)
     half = bin_half_width(count)
     mesh_volumes = [_mesh_volume(p) for p in mesh_paths]
-    out = [f"# S7 of bench/scenes.py: {count} mixed objects (boxes, spheres, capsules, convex meshes)",
-           f"# dropped into a bin, written by bench/make_bin.py --count {count} (seed {SEED}):",
-           f"# a {k} x {k} grid of pitch {SPACING} m in {math.ceil(count / k**2)} layers, random",
-           "# sizes and orientations, density 600 kg/m^3, friction 0.5; the bin's floor is the ground",
-           f"# plane, its walls four static boxes around the {2 * half:.2f} m square centred on the origin.",
+    out = [f"# S7 of bench/scenes.py: {count} mixed objects (boxes, spheres, capsules, convex",
+           f"# meshes) dropped into a bin, written by bench/make_bin.py --count {count} (seed {SEED}):",
+           f"# a {k} x {k} grid of pitch {SPACING} m in {math.ceil(count / k**2)} layers, random sizes",
+           "# and orientations, density 600 kg/m^3, friction 0.5; the bin's floor is the ground plane,",
+           f"# its walls four static boxes around the {2 * half:.2f} m square centred on the origin.",
            "simulation:",
            "  physics_dt: 0.001",
            "",

@@ -4,6 +4,15 @@ S3  20 boxes (0.1 m, 0.5 kg, friction 0.5) dropped in a loose 3-layer pile onto 
     (data/worlds/box_pile.yaml), 3 s.
 S4  the 12-joint quadruped dropped 5 cm onto a plane, holding its initial joint angles with a
     joint PD (data/worlds/quadruped.yaml), 3 s.
+S7  500 objects, 125 each of boxes, spheres, capsules and four convex meshes (random sizes and
+    orientations, 600 kg/m^3, friction 0.5), dropped from an 8 x 8 grid in 8 layers into a bin:
+    the ground plane and four static box walls (data/worlds/bin_500.yaml, written by
+    bench/make_bin.py), 2 s (--quick 0.5 s). Sanity: the deepest reach of any object into the
+    floor or a wall over the run (< 0: the smallest gap; computed from every engine's poses and
+    the exact shapes, every step), the largest speed at the end, the objects inside the bin.
+S8  example-robot-data's TALOS (talos_reduced.urdf, floating base, 32 joints, collision meshes)
+    standing on a plane from its SRDF half-sitting configuration under a joint PD
+    (data/worlds/talos.yaml), 3 s. Sanity: base height at the end and its range over the last s.
 
 Every engine simulates the same scene, read from the world file (sim_node through its
 WorldModel, the others through PyYAML), in this one process. Timing: per engine one warm-up
@@ -37,9 +46,22 @@ How each engine holds the scenes the same way:
                a body that rested ~2 s sleep by default, which skips its work from then on; the
                row "PyBullet sleeping" shows that default, "PyBullet" (the target's reference)
                has it disabled per body.
+  S7 shapes    every object's frame is its centre of mass and principal frame; PyBullet's
+               maximal-coordinates rigid bodies get the exact inertias (Bullet's own estimate
+               for capsules and hulls is their bounding box's); its meshes (GEOM_MESH) and
+               MuJoCo's mesh geoms collide as convex hulls, as sim_node's non-concave meshes do.
+  S7 MuJoCo    "MuJoCo" is its default Newton solver, only with --quick: once the pile is one
+               connected contact graph its step grows to ~100 ms (0.8 s in); "MuJoCo CG" (its
+               conjugate-gradient solver, the faster one here) is the full-run reference.
+  S8 (TALOS)   as S4: the PD inside each engine, self collision off, each engine's own handling
+               of the collision meshes (convex hulls in all three); MuJoCo's URDF import gets the
+               mesh paths made absolute (it strips package:// paths to file names otherwise);
+               package://example-robot-data resolves through ROS_PACKAGE_PATH, to which
+               example_robot_data_share() adds the pip wheel's cmeel.prefix/share.
+  S4/S8 height PyBullet's base position is its centre of mass: the probe takes the base frame's.
 Otherwise each engine runs its default solver and contact settings.
 
-    python bench/scenes.py [--quick] [--json out.json]
+    python bench/scenes.py [--quick] [--json out.json] [--only S3 S4 S7 S8]
 """
 from __future__ import annotations
 
@@ -567,7 +589,8 @@ def pybullet_s7(scene: MixedBin, sleeping: bool = False) -> Sim:
         # Bullet estimates capsule and hull inertias from their bounding boxes: give the exact
         # ones (with the mass again: without it, a maximal-coordinates body's mass becomes 0)
         pb.changeDynamics(body, -1, lateralFriction=math.sqrt(scene.friction[i]),
-                          mass=float(scene.mass[i]), localInertiaDiagonal=scene.inertia_diag[i].tolist(),
+                          mass=float(scene.mass[i]),
+                          localInertiaDiagonal=scene.inertia_diag[i].tolist(),
                           activationState=_bullet_activation(pb, sleeping),
                           physicsClientId=client)
         bodies.append(body)
