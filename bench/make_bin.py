@@ -84,9 +84,10 @@ def bin_half_width(count: int) -> float:
 
 
 def _random_quat_xyzw(rng) -> list:
+    """A uniformly random unit quaternion, written in full (shortened digits would leave its
+    norm 1e-7 off, which world-file checks reject)."""
     q = rng.normal(size=4)
-    q /= np.linalg.norm(q)
-    return [round(float(c), 6) for c in q / np.linalg.norm(q)]
+    return [float(c) for c in q / np.linalg.norm(q)]
 
 
 def _mesh_volume(path: Path) -> float:
@@ -159,17 +160,15 @@ def world_text(count: int, mesh_refs: list, mesh_paths: list) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_world(count: int, path: Path) -> Path:
-    """Write the world of `count` objects to `path` (the meshes named relative to it when they are
-    in this repository and the file is too, else by absolute path)."""
-    mesh_paths = make_meshes()
+def write_world(count: int, path: Path, mesh_dir: Path = MESH_DIR) -> Path:
+    """Write the world of `count` objects to `path` and its meshes to `mesh_dir` (named
+    relative to the world file when that is data/worlds/ and the meshes data/meshes/bench/,
+    else by absolute path)."""
+    mesh_paths = make_meshes(mesh_dir)
     path = Path(path).resolve()
-    try:
-        path.relative_to(REPO)
-        refs = [str(Path("..", "meshes", "bench", p.name)) if path.parent == WORLD.parent
-                else str(p) for p in mesh_paths]
-    except ValueError:
-        refs = [str(p) for p in mesh_paths]
+    committed = path.parent == WORLD.parent and Path(mesh_dir).resolve() == MESH_DIR
+    refs = [str(Path("..", "meshes", "bench", p.name)) if committed else str(p)
+            for p in mesh_paths]
     path.write_text(world_text(count, refs, mesh_paths))
     return path
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import math
+import sys
 import warnings
 from pathlib import Path
 
@@ -19,6 +20,19 @@ REPO = Path(__file__).resolve().parents[2]
 BIN_WORLD = REPO / "data" / "worlds" / "bin_500.yaml"
 TALOS_WORLD = REPO / "data" / "worlds" / "talos.yaml"
 G = 9.81
+
+
+def test_bin_world_and_meshes_are_what_make_bin_writes(tmp_path):
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import make_bin
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    meshes = make_bin.make_meshes(tmp_path)
+    for path in meshes:
+        assert path.read_bytes() == (make_bin.MESH_DIR / path.name).read_bytes(), path.name
+    refs = [f"../meshes/bench/{path.name}" for path in meshes]
+    assert make_bin.world_text(500, refs, meshes) == BIN_WORLD.read_text()
 
 
 def test_bin_world_holds_the_mix_and_falls_freely_until_the_first_contact():
