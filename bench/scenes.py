@@ -4,6 +4,15 @@ S3  20 boxes (0.1 m, 0.5 kg, friction 0.5) dropped in a loose 3-layer pile onto 
     (data/worlds/box_pile.yaml), 3 s.
 S4  the 12-joint quadruped dropped 5 cm onto a plane, holding its initial joint angles with a
     joint PD (data/worlds/quadruped.yaml), 3 s.
+S7  500 objects, 125 each of boxes, spheres, capsules and four convex meshes (random sizes and
+    orientations, 600 kg/m^3, friction 0.5), dropped from an 8 x 8 grid in 8 layers into a bin:
+    the ground plane and four static box walls (data/worlds/bin_500.yaml, written by
+    bench/make_bin.py), 2 s (--quick 0.5 s). Sanity: the deepest reach of any object into the
+    floor or a wall over the run (< 0: the smallest gap; computed from every engine's poses and
+    the exact shapes, every step), the largest speed at the end, the objects inside the bin.
+S8  example-robot-data's TALOS (talos_reduced.urdf, floating base, 32 joints, collision meshes)
+    standing on a plane from its SRDF half-sitting configuration under a joint PD
+    (data/worlds/talos.yaml), 3 s. Sanity: base height at the end and its range over the last s.
 
 Every engine simulates the same scene, read from the world file (sim_node through its
 WorldModel, the others through PyYAML), in this one process. Timing: per engine one warm-up
@@ -37,9 +46,22 @@ How each engine holds the scenes the same way:
                a body that rested ~2 s sleep by default, which skips its work from then on; the
                row "PyBullet sleeping" shows that default, "PyBullet" (the target's reference)
                has it disabled per body.
+  S7 shapes    every object's frame is its centre of mass and principal frame; PyBullet's
+               maximal-coordinates rigid bodies get the exact inertias (Bullet's own estimate
+               for capsules and hulls is their bounding box's); its meshes (GEOM_MESH) and
+               MuJoCo's mesh geoms collide as convex hulls, as sim_node's non-concave meshes do.
+  S7 MuJoCo    "MuJoCo" is its default Newton solver, only with --quick: once the pile is one
+               connected contact graph its step grows to ~100 ms (0.8 s in); "MuJoCo CG" (its
+               conjugate-gradient solver, the faster one here) is the full-run reference.
+  S8 (TALOS)   as S4: the PD inside each engine, self collision off, each engine's own handling
+               of the collision meshes (convex hulls in all three); MuJoCo's URDF import gets the
+               mesh paths made absolute (it strips package:// paths to file names otherwise);
+               package://example-robot-data resolves through ROS_PACKAGE_PATH, to which
+               example_robot_data_share() adds the pip wheel's cmeel.prefix/share.
+  S4/S8 height PyBullet's base position is its centre of mass: the probe takes the base frame's.
 Otherwise each engine runs its default solver and contact settings.
 
-    python bench/scenes.py [--quick] [--json out.json]
+    python bench/scenes.py [--quick] [--json out.json] [--only S3 S4 S7 S8]
 """
 from __future__ import annotations
 
@@ -65,6 +87,8 @@ sys.path.insert(0, str(REPO))
 
 BOX_PILE_WORLD = REPO / "data" / "worlds" / "box_pile.yaml"
 QUADRUPED_WORLD = REPO / "data" / "worlds" / "quadruped.yaml"
+BIN_WORLD = REPO / "data" / "worlds" / "bin_500.yaml"
+TALOS_WORLD = REPO / "data" / "worlds" / "talos.yaml"
 PHYSICS_DT = 0.001          # [s]
 GRAVITY_Z = -9.81           # [m/s^2]
 REPEATS = 3
@@ -285,9 +309,16 @@ def pybullet_s4(quad: Quadruped, sleeping: bool = False) -> Sim:
         for _ in range(n):
             pb.stepSimulation(physicsClientId=client)
 
-    return Sim(step=step,
-               probe=lambda: pb.getBasePositionAndOrientation(robot, physicsClientId=client)[0][2],
-               close=lambda: pb.disconnect(physicsClientId=client))
+    # PyBullet reports the base's centre of mass: the base frame's height (what the other
+    # engines report) is that minus the inertial origin turned into the world
+    com_B = pb.getDynamicsInfo(robot, -1, physicsClientId=client)[3]
+
+    def probe():
+        p_com, quat = pb.getBasePositionAndOrientation(robot, physicsClientId=client)
+        R = np.array(pb.getMatrixFromQuaternion(quat)).reshape(3, 3)
+        return float(p_com[2] - (R @ np.asarray(com_B))[2])
+
+    return Sim(step=step, probe=probe, close=lambda: pb.disconnect(physicsClientId=client))
 
 
 def _wxyz(quat_xyzw) -> str:
@@ -323,11 +354,12 @@ def mujoco_s3(pile: BoxPile) -> Sim:
     return Sim(step=lambda steps: mujoco.mj_step(model, data, nstep=steps), probe=probe)
 
 
-def mujoco_s4(quad: Quadruped) -> Sim:
+def mujoco_s4(quad: Quadruped, urdf_text: str = None, compiler_extra: str = "") -> Sim:
     import mujoco
 
-    urdf = quad.urdf.read_text()
-    compiler = '<mujoco><compiler discardvisual="true" balanceinertia="true"/></mujoco>'
+    urdf = quad.urdf.read_text() if urdf_text is None else urdf_text
+    compiler = ('<mujoco><compiler discardvisual="true" balanceinertia="true" '
+                f'{compiler_extra}/></mujoco>')
     spec = mujoco.MjSpec.from_string(re.sub(r"(<robot\b[^>]*>)", r"\1" + compiler, urdf, count=1))
     spec.option.timestep = PHYSICS_DT
     spec.option.gravity = [0.0, 0.0, GRAVITY_Z]
@@ -352,6 +384,370 @@ def mujoco_s4(quad: Quadruped) -> Sim:
     mujoco.mj_forward(model, data)
     return Sim(step=lambda steps: mujoco.mj_step(model, data, nstep=steps),
                probe=lambda: float(data.qpos[2]))
+
+
+# ---------------------------------------------------------------------------------------------
+# S7: mixed objects dropped into a bin (data/worlds/bin_500.yaml, written by bench/make_bin.py)
+
+
+@dataclass
+class MixedBin:
+    """S7: free objects of four kinds over the plane z = 0, inside four static box walls.
+
+    Every object's frame is its centre of mass and principal frame (make_bin.py centres and
+    turns the meshes), so a pose fixes the geometry in every engine."""
+    kind: list                  # (n,) "box" | "sphere" | "capsule" | "mesh"
+    size: list                  # (n,) box: half extents (3,); sphere: (r,); capsule: (r, half
+                                # length of the cylinder); mesh: index into mesh_paths
+    position_W: np.ndarray      # (n, 3) [m]
+    quat_xyzw_W: np.ndarray     # (n, 4)
+    mass: np.ndarray            # (n,) [kg]
+    inertia_diag: np.ndarray    # (n, 3) principal moments [kg m^2]
+    friction: np.ndarray        # (n,)
+    mesh_paths: list            # absolute paths of the convex meshes
+    mesh_vertices: list         # (V, 3) vertices of each mesh [m]
+    walls: list                 # [(centre (3,), half extents (3,), friction)] static boxes
+    ground_friction: float
+    half_width: float           # [m] half the inner side of the bin (walls' inner faces)
+    wall_height: float          # [m]
+
+
+def _capsule_inertia(mass: float, r: float, length: float) -> np.ndarray:
+    """Principal moments (x, y, z; axis z) of a solid capsule: cylinder `length` + two
+    hemispheres of radius r."""
+    v_cyl, v_sph = math.pi * r * r * length, 4.0 / 3.0 * math.pi * r ** 3
+    m_cyl, m_sph = mass * v_cyl / (v_cyl + v_sph), mass * v_sph / (v_cyl + v_sph)
+    i_axis = m_cyl * r * r / 2 + m_sph * 2 * r * r / 5
+    i_side = (m_cyl * (length ** 2 / 12 + r * r / 4)
+              + m_sph * (2 * r * r / 5 + length ** 2 / 4 + 3 * length * r / 8))
+    return np.array([i_side, i_side, i_axis])
+
+
+def read_bin(path: Path) -> MixedBin:
+    import trimesh
+
+    world = yaml.safe_load(path.read_text())
+    mesh_paths, mesh_vertices, mesh_unit_inertia = [], [], []
+    kind, size, inertia = [], [], []
+    objects = world["rigid_objects"]
+    for obj in objects:
+        (k, value), = obj["geometry"].items()
+        m = float(obj["mass"])
+        if k == "box":
+            half = 0.5 * np.array(value, dtype=float)
+            size.append(half)
+            a, b, c = 2 * half
+            inertia.append(m / 12 * np.array([b * b + c * c, a * a + c * c, a * a + b * b]))
+        elif k == "sphere":
+            size.append(np.array([float(value)]))
+            inertia.append(np.full(3, 0.4 * m * float(value) ** 2))
+        elif k == "capsule":
+            r, length = map(float, value)
+            size.append(np.array([r, length / 2]))
+            inertia.append(_capsule_inertia(m, r, length))
+        elif k == "mesh":
+            mesh_path = str((path.parent / value).resolve())
+            if mesh_path not in mesh_paths:
+                mesh = trimesh.load(mesh_path, force="mesh")
+                mesh_paths.append(mesh_path)
+                mesh_vertices.append(np.asarray(mesh.vertices))
+                # principal frame by construction: the diagonal at unit mass
+                mesh_unit_inertia.append(np.diag(mesh.moment_inertia) / mesh.volume)
+            index = mesh_paths.index(mesh_path)
+            size.append(index)
+            inertia.append(m * mesh_unit_inertia[index])
+        else:
+            raise ValueError(f"{path}: S7 does not simulate {k} objects")
+        kind.append(k)
+    walls = []
+    for terrain in world["terrains"]:
+        if "box" in terrain["geometry"]:
+            walls.append((np.array(terrain["pose"]["position"], dtype=float),
+                          0.5 * np.array(terrain["geometry"]["box"], dtype=float),
+                          float(terrain["surface"]["kFriction"])))
+    inner = min(abs(c[0]) - h[0] for c, h, _ in walls if abs(c[0]) > 0)
+    return MixedBin(
+        kind=kind, size=size,
+        position_W=np.array([o["pose"]["position"] for o in objects], dtype=float),
+        quat_xyzw_W=np.array([o["pose"]["orientation"] for o in objects], dtype=float),
+        mass=np.array([o["mass"] for o in objects], dtype=float),
+        inertia_diag=np.array(inertia), friction=np.array([o["surface"]["kFriction"]
+                                                           for o in objects], dtype=float),
+        mesh_paths=mesh_paths, mesh_vertices=mesh_vertices, walls=walls,
+        ground_friction=_ground_friction(world), half_width=inner,
+        wall_height=max(c[2] + h[2] for c, h, _ in walls))
+
+
+def _rotations(quat_xyzw: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) rotation matrices of (n, 4) unit quaternions x, y, z, w."""
+    q = quat_xyzw / np.linalg.norm(quat_xyzw, axis=1, keepdims=True)
+    x, y, z, w = q.T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], 1)
+
+
+class BinGeometry:
+    """Support functions of the S7 objects: how deep each one reaches into the floor and the
+    walls, from its pose alone (the same measure for every engine, whatever it reports)."""
+
+    def __init__(self, scene: MixedBin):
+        self.scene = scene
+        kinds = np.array(scene.kind)
+        self.box = np.flatnonzero(kinds == "box")
+        self.sphere = np.flatnonzero(kinds == "sphere")
+        self.capsule = np.flatnonzero(kinds == "capsule")
+        self.half = np.array([scene.size[i] for i in self.box]).reshape(-1, 3)
+        self.radius = np.array([scene.size[i][0] for i in self.sphere])
+        self.cap = np.array([scene.size[i] for i in self.capsule]).reshape(-1, 2)
+        self.mesh = [np.flatnonzero([k == "mesh" and scene.size[i] == m
+                                     for i, k in enumerate(scene.kind)])
+                     for m in range(len(scene.mesh_paths))]
+
+    def support(self, position: np.ndarray, R: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """(n,) max over each object's points x of d . x [m], for the unit direction d (3,)."""
+        local = np.einsum("nji,j->ni", R, d)                # R^T d per object
+        h = position @ d
+        h[self.box] += np.sum(np.abs(local[self.box]) * self.half, axis=1)
+        h[self.sphere] += self.radius
+        h[self.capsule] += self.cap[:, 0] + np.abs(local[self.capsule, 2]) * self.cap[:, 1]
+        for m, members in enumerate(self.mesh):
+            h[members] += (local[members] @ self.scene.mesh_vertices[m].T).max(axis=1)
+        return h
+
+    def depth(self, position: np.ndarray, quat_xyzw: np.ndarray) -> float:
+        """[m] the deepest reach of any object into the floor (z < 0) or, for objects whose
+        centre is inside the bin below the walls' top, into a wall; < 0: the smallest gap."""
+        R = _rotations(quat_xyzw)
+        a = self.scene.half_width
+        deepest = self.support(position, R, np.array([0.0, 0.0, -1.0]))
+        inside = ((np.abs(position[:, 0]) < a) & (np.abs(position[:, 1]) < a)
+                  & (position[:, 2] < self.scene.wall_height))
+        for axis in range(2):
+            for sign in (1.0, -1.0):
+                d = np.zeros(3)
+                d[axis] = sign
+                wall = np.where(inside, self.support(position, R, d) - a, -np.inf)
+                deepest = np.maximum(deepest, wall)
+        return float(deepest.max())
+
+    @staticmethod
+    def inside_count(position: np.ndarray, scene: MixedBin) -> int:
+        """Objects whose centre is inside the bin's walls (and below their top)."""
+        a = scene.half_width
+        return int(np.sum((np.abs(position[:, 0]) < a) & (np.abs(position[:, 1]) < a)
+                          & (position[:, 2] < scene.wall_height)))
+
+
+def _bin_probe(geometry: BinGeometry, read_state: Callable[[], tuple]) -> Callable[[], tuple]:
+    """probe() -> (depth [m], centres (n, 3) [m], speeds (n,) [m/s]) from read_state() ->
+    (centres (n, 3), quaternions xyzw (n, 4), linear velocities (n, 3))."""
+    def probe():
+        centres, quats, velocities = read_state()
+        return (geometry.depth(centres, quats), centres,
+                np.linalg.norm(velocities, axis=1))
+    return probe
+
+
+def ours_s7(world_path: Path = None) -> Sim:
+    import sim_node
+    from sim_node.sim.build import build_scene
+
+    world_path = world_path or BIN_WORLD
+    world = sim_node.WorldModel()
+    world.readFile(str(world_path))
+    scene = build_scene(world).scene
+    geometry = BinGeometry(read_bin(world_path))
+
+    def read_state():
+        state = np.asarray(scene.free_state)   # (n, 13): com, quat xyzw, v, omega (world)
+        return state[:, 0:3].copy(), state[:, 3:7].copy(), state[:, 7:10].copy()
+
+    return Sim(step=lambda n: scene.step(PHYSICS_DT, n), probe=_bin_probe(geometry, read_state))
+
+
+def pybullet_s7(scene: MixedBin, sleeping: bool = False) -> Sim:
+    pb, client = _bullet_client()
+    _bullet_ground(pb, client, scene.ground_friction)
+    for centre, half, mu in scene.walls:
+        shape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half.tolist(),
+                                        physicsClientId=client)
+        wall = pb.createMultiBody(baseMass=0.0, baseCollisionShapeIndex=shape,
+                                  basePosition=centre.tolist(), physicsClientId=client)
+        pb.changeDynamics(wall, -1, lateralFriction=math.sqrt(mu), physicsClientId=client)
+    # a dynamic GEOM_MESH is the convex hull of its vertices in Bullet; one shape per file
+    mesh_shapes = [pb.createCollisionShape(pb.GEOM_MESH, fileName=path, physicsClientId=client)
+                   for path in scene.mesh_paths]
+    bodies = []
+    for i, kind in enumerate(scene.kind):
+        size = scene.size[i]
+        if kind == "box":
+            shape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=size.tolist(),
+                                            physicsClientId=client)
+        elif kind == "sphere":
+            shape = pb.createCollisionShape(pb.GEOM_SPHERE, radius=float(size[0]),
+                                            physicsClientId=client)
+        elif kind == "capsule":
+            shape = pb.createCollisionShape(pb.GEOM_CAPSULE, radius=float(size[0]),
+                                            height=2 * float(size[1]), physicsClientId=client)
+        else:
+            shape = mesh_shapes[size]
+        body = pb.createMultiBody(baseMass=float(scene.mass[i]), baseCollisionShapeIndex=shape,
+                                  basePosition=scene.position_W[i].tolist(),
+                                  baseOrientation=scene.quat_xyzw_W[i].tolist(),
+                                  useMaximalCoordinates=True, physicsClientId=client)
+        # Bullet estimates capsule and hull inertias from their bounding boxes: give the exact
+        # ones (with the mass again: without it, a maximal-coordinates body's mass becomes 0)
+        pb.changeDynamics(body, -1, lateralFriction=math.sqrt(scene.friction[i]),
+                          mass=float(scene.mass[i]),
+                          localInertiaDiagonal=scene.inertia_diag[i].tolist(),
+                          activationState=_bullet_activation(pb, sleeping),
+                          physicsClientId=client)
+        bodies.append(body)
+
+    def step(n):
+        for _ in range(n):
+            pb.stepSimulation(physicsClientId=client)
+
+    def read_state():
+        poses = [pb.getBasePositionAndOrientation(b, physicsClientId=client) for b in bodies]
+        velocities = [pb.getBaseVelocity(b, physicsClientId=client)[0] for b in bodies]
+        return (np.array([p for p, _ in poses]), np.array([q for _, q in poses]),
+                np.array(velocities))
+
+    return Sim(step=step, probe=_bin_probe(BinGeometry(scene), read_state),
+               close=lambda: pb.disconnect(physicsClientId=client))
+
+
+def mujoco_s7(scene: MixedBin, option: str = "") -> Sim:
+    """option: extra attributes of MJCF's <option> (e.g. 'solver="CG"')."""
+    import mujoco
+
+    def vec(values) -> str:
+        return " ".join(f"{float(v):.9g}" for v in values)
+
+    assets = "\n".join(f'<mesh name="hull{m}" file="{path}"/>'
+                       for m, path in enumerate(scene.mesh_paths))
+    walls = "\n".join(
+        f'<geom name="wall{w}" type="box" pos="{vec(centre)}" size="{vec(half)}" '
+        f'friction="{mu} 0.005 0.0001"/>' for w, (centre, half, mu) in enumerate(scene.walls))
+    bodies = []
+    for i, kind in enumerate(scene.kind):
+        size = scene.size[i]
+        if kind == "mesh":
+            geom = f'type="mesh" mesh="hull{size}"'
+        else:
+            geom = f'type="{kind}" size="{vec(size)}"'
+        bodies.append(
+            f'<body name="o{i}" pos="{vec(scene.position_W[i])}" '
+            f'quat="{_wxyz(scene.quat_xyzw_W[i])}"><freejoint/>'
+            f'<geom {geom} mass="{scene.mass[i]}" friction="{scene.friction[i]} 0.005 0.0001"/>'
+            f'</body>')
+    body_lines = "\n    ".join(bodies)
+    mjcf = f"""<mujoco model="bin">
+  <option timestep="{PHYSICS_DT}" gravity="0 0 {GRAVITY_Z}" {option}/>
+  <asset>{assets}</asset>
+  <worldbody>
+    <geom name="ground" type="plane" size="0 0 1" friction="{scene.ground_friction} 0.005 0.0001"/>
+    {walls}
+    {body_lines}
+  </worldbody>
+</mujoco>"""
+    model = mujoco.MjModel.from_xml_string(mjcf)
+    data = mujoco.MjData(model)
+    n = len(scene.kind)
+
+    def read_state():
+        qpos, qvel = data.qpos.reshape(n, 7), data.qvel.reshape(n, 6)
+        return qpos[:, 0:3].copy(), np.roll(qpos[:, 3:7], -1, axis=1), qvel[:, 0:3].copy()
+
+    sim = Sim(step=lambda steps: mujoco.mj_step(model, data, nstep=steps),
+              probe=_bin_probe(BinGeometry(scene), read_state))
+    sim.mujoco = (model, data)      # for inspection (solver statistics, warnings)
+    return sim
+
+
+# ---------------------------------------------------------------------------------------------
+# S8: example-robot-data's TALOS standing under a joint PD (data/worlds/talos.yaml)
+
+
+def example_robot_data_share() -> Path | None:
+    """The folder holding example-robot-data's package (its pip wheel installs it under
+    site-packages/cmeel.prefix/share), put on ROS_PACKAGE_PATH so that the world file's
+    package://example-robot-data/ URI resolves; None when the package is not installed."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        share = Path(distribution("example-robot-data").locate_file("cmeel.prefix/share"))
+    except PackageNotFoundError:
+        return None
+    paths = [p for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
+    if str(share) not in paths:
+        os.environ["ROS_PACKAGE_PATH"] = os.pathsep.join([str(share), *paths])
+    return share
+
+
+def read_humanoid(path: Path) -> Quadruped:
+    """S8: like S4, but every joint named under controller.kp is held (at 0 when the world file
+    gives no initial angle) and the URDF may be a package:// URI."""
+    from sim_node.model.packages import PackageSearch
+
+    world = yaml.safe_load(path.read_text())
+    (robot,) = world["robots"]
+    urdf = robot["urdf"]
+    if urdf.startswith("package://"):
+        example_robot_data_share()
+        package, _, rest = urdf[len("package://"):].partition("/")
+        found = PackageSearch(file_dir=path.parent).find(package)
+        if found is None:
+            raise FileNotFoundError(f"{path}: package '{package}' not found (install "
+                                    "example-robot-data: requirements/dev.txt)")
+        urdf_path = found / rest
+    else:
+        urdf_path = (path.parent / urdf).resolve()
+    gains = robot["controller"]
+    q_des = {name: float(robot.get("initial_config", {}).get(name, 0.0)) for name in gains["kp"]}
+    return Quadruped(
+        urdf=urdf_path,
+        base_position_W=np.array(robot["pose"]["position"], dtype=float),
+        base_quat_xyzw_W=np.array(robot["pose"]["orientation"], dtype=float),
+        q_des=q_des, kp=_per_joint(gains["kp"], q_des), kd=_per_joint(gains["kd"], q_des),
+        friction=float(robot["surface"]["kFriction"]),
+        ground_friction=_ground_friction(world))
+
+
+def ours_s8() -> Sim:
+    import warnings
+
+    import sim_node
+    from sim_node.model.errors import URDFWarning
+    from sim_node.sim.build import build_scene
+
+    example_robot_data_share()
+    world = sim_node.WorldModel()
+    with warnings.catch_warnings():     # talos_reduced's repaired defects (axes on fixed joints)
+        warnings.simplefilter("ignore", URDFWarning)
+        world.readFile(str(TALOS_WORLD))
+    scene = build_scene(world).scene
+    robot = world.robot(0)
+    structure, gains, q0 = robot.structure, robot.settings["controller"], robot.getConfig()
+    for name in robot.getJointNames():
+        v_index, q_index = structure.joint_v_index[name], structure.joint_q_index[name]
+        scene.robot_kp[0][v_index] = gains["kp"][name]
+        scene.robot_kd[0][v_index] = gains["kd"][name]
+        scene.robot_q_des[0][v_index] = q0[q_index]
+    return Sim(step=lambda n: scene.step(PHYSICS_DT, n),
+               probe=lambda: float(scene.robot_q[0][2]))
+
+
+def mujoco_s8(robot: Quadruped) -> Sim:
+    """S4's MuJoCo setup on a URDF whose meshes are package:// URIs: they are made absolute and
+    kept whole (MuJoCo's URDF import strips mesh paths to their file names by default)."""
+    (package_root,) = [p for p in robot.urdf.parents if p.name == "example-robot-data"][:1]
+    urdf_text = robot.urdf.read_text().replace("package://example-robot-data/",
+                                               f"{package_root}/")
+    return mujoco_s4(robot, urdf_text=urdf_text, compiler_extra='strippath="false"')
 
 
 # ---------------------------------------------------------------------------------------------
@@ -388,6 +784,13 @@ def s3_sanity(probes: list, steps: int) -> dict:
             "min_centre_z_mm": float(centres[:, 2].min() * 1e3)}
 
 
+def s7_sanity(probes: list, steps: int) -> dict:
+    _, centres, speeds = probes[-1]
+    return {"max_depth_mm": max(p[0] for p in probes) * 1e3,
+            "max_speed_m_s": float(speeds.max()),
+            "inside": BinGeometry.inside_count(centres, read_bin(BIN_WORLD))}
+
+
 def s4_sanity(probes: list, steps: int) -> dict:
     heights = np.array(probes)              # one per step
     window = min(1000, steps // 2)          # the last second (or half of a shorter run)
@@ -412,6 +815,21 @@ SCENES = {
                        "PyBullet sleeping": lambda: pybullet_s4(read_quadruped(QUADRUPED_WORLD),
                                                                 sleeping=True),
                        "MuJoCo": lambda: mujoco_s4(read_quadruped(QUADRUPED_WORLD))}},
+    "S7": {"title": "500 mixed objects dropped into a bin", "sanity": s7_sanity,
+           "probe_every": 1, "seconds": 2.0,
+           "columns": ("max depth [mm]", "max speed [m/s]", "inside the bin"),
+           "engines": {"sim_node": ours_s7,
+                       "PyBullet": lambda: pybullet_s7(read_bin(BIN_WORLD)),
+                       "MuJoCo CG": lambda: mujoco_s7(read_bin(BIN_WORLD), 'solver="CG"'),
+                       "MuJoCo": lambda: mujoco_s7(read_bin(BIN_WORLD))},
+           # MuJoCo's default Newton solver factors a Hessian that fills in once the pile is
+           # one connected contact graph: ~100 ms a step after 0.8 s; its row comes from --quick
+           "quick_only": {"MuJoCo"}},
+    "S8": {"title": "TALOS humanoid standing, PD holding half-sitting", "sanity": s4_sanity,
+           "probe_every": 1, "columns": ("base z [mm]", "z range [mm]"),
+           "engines": {"sim_node": ours_s8,
+                       "PyBullet": lambda: pybullet_s4(read_humanoid(TALOS_WORLD)),
+                       "MuJoCo": lambda: mujoco_s8(read_humanoid(TALOS_WORLD))}},
 }
 
 
@@ -445,10 +863,12 @@ def _import_pybullet_quietly():
         os.close(devnull)
 
 
-def run_scene(scene: str, steps: int, versions: dict) -> dict:
+def run_scene(scene: str, steps: int, versions: dict, quick: bool = False) -> dict:
     """Warm-up (and sanity) run of every engine, then REPEATS rounds of one timed run per
     engine, interleaved so that a change of load on the machine hits every engine alike."""
     spec = SCENES[scene]
+    if "seconds" in spec and not quick:
+        steps = round(spec["seconds"] / PHYSICS_DT)
     print(f"\n{scene}: {spec['title']}, {steps * PHYSICS_DT:g} s at dt {PHYSICS_DT * 1e3:g} ms "
           f"({steps} steps; best of {REPEATS} after a warm-up)")
     available = []
@@ -459,6 +879,8 @@ def run_scene(scene: str, steps: int, versions: dict) -> dict:
             if engine == package:
                 print(f"  {engine} not installed (pip install -r requirements/bench.txt): "
                       "skipped")
+        elif engine in spec.get("quick_only", ()) and not quick:
+            print(f"  {engine}: only with --quick (see SCENES['{scene}'])")
         else:
             available.append((engine, version, make))
     sanity = {engine: spec["sanity"](record(make, steps, spec["probe_every"] or steps), steps)
@@ -468,18 +890,20 @@ def run_scene(scene: str, steps: int, versions: dict) -> dict:
         for engine, _, make in available:
             best[engine] = min(best[engine], us_per_step(make, steps))
 
-    col_a, col_b = spec["columns"]
+    columns = spec["columns"]
     print(f"  {'engine':17s} {'µs/step':>9s} {'vs ours':>8s} {'reference':>10s}  "
-          f"{col_a:>17s} {col_b:>17s}")
+          + " ".join(f"{column:>17s}" for column in columns))
     ours_us = best["sim_node"]
     results = {}
     for engine, version, _ in available:
-        us, reference = best[engine], REFERENCE_US[scene].get(engine)
-        results[engine] = {"version": version, "us_per_step": us, "ratio_vs_ours": us / ours_us,
+        us, reference = best[engine], REFERENCE_US.get(scene, {}).get(engine)
+        results[engine] = {"version": version, "seconds": steps * PHYSICS_DT,
+                           "us_per_step": us, "ratio_vs_ours": us / ours_us,
                            "reference_us_per_step": reference, **sanity[engine]}
-        a, b = list(sanity[engine].values())[:2]
+        values = list(sanity[engine].values())[:len(columns)]
         ref = f"{reference:g}" if reference else "-"
-        print(f"  {engine:17s} {us:9.1f} {us / ours_us:8.2f} {ref:>10s}  {a:17.4g} {b:17.4g}")
+        print(f"  {engine:17s} {us:9.1f} {us / ours_us:8.2f} {ref:>10s}  "
+              + " ".join(f"{value:17.4g}" for value in values))
     print("  vs ours = engine µs / sim_node µs (> 1: sim_node is faster); "
           "reference = the issue's µs/step on this kind of machine")
     if "PyBullet" in results:
@@ -492,15 +916,18 @@ def run_scene(scene: str, steps: int, versions: dict) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="0.5 s simulated instead of 3 s")
+    parser.add_argument("--quick", action="store_true",
+                        help="0.5 s simulated instead of 3 s (S7: 2 s)")
     parser.add_argument("--json", help="write the results to this file")
+    parser.add_argument("--only", nargs="+", choices=sorted(SCENES), help="these scenes only")
     args = parser.parse_args(argv)
     steps = round((0.5 if args.quick else 3.0) / PHYSICS_DT)
     versions = engine_versions()
     print("engines: " + ", ".join(f"{engine} {version or '(not installed)'}"
                                   for engine, version in versions.items()))
     results = {"steps": steps, "physics_dt": PHYSICS_DT, "versions": versions,
-               "scenes": {scene: run_scene(scene, steps, versions) for scene in SCENES}}
+               "scenes": {scene: run_scene(scene, steps, versions, args.quick)
+                          for scene in (args.only or SCENES)}}
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0
