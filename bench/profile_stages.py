@@ -1,8 +1,10 @@
 """Where sim_node's step spends its time: microseconds per step of each pipeline stage.
 
 Scenes of bench/scenes.py, built by its builders: S3 (data/worlds/box_pile.yaml, 20 boxes
-dropped in a pile) over the whole run and over its first 0.5 s (settling), and S4
-(data/worlds/quadruped.yaml, the quadruped dropped onto its feet under PD). Each is run
+dropped in a pile) over the whole run and over its first 0.5 s (settling), S4
+(data/worlds/quadruped.yaml, the quadruped dropped onto its feet under PD), S7
+(data/worlds/bin_500.yaml, 500 mixed objects into a bin; its first 0.5 s, --s7-seconds) and S8
+(data/worlds/talos.yaml, TALOS standing under PD). Each is run
 REPEATS times from a freshly built scene with the engine's stage profile on
 (Scene.set_profile: CLOCK_MONOTONIC around each stage, engine/pipeline/step.pyx); the run
 with the smallest profiled total is kept. Printed as markdown: stage, µs/step, % of the step
@@ -24,7 +26,8 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.scenes import PHYSICS_DT, ours_s3_scene, ours_s4_scene  # noqa: E402
+from bench.scenes import (PHYSICS_DT, ours_s3_scene, ours_s4_scene, ours_s7_scene,  # noqa: E402
+                          ours_s8_scene)
 
 
 def profile(make, steps: int, repeats: int) -> dict:
@@ -63,11 +66,19 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="simulated time of a whole run")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--s7-seconds", type=float, default=0.5,
+                        help="simulated time of S7 (5 ms a step: its whole 2 s takes a while)")
+    parser.add_argument("--only", nargs="*", default=["S3", "S4", "S7", "S8"],
+                        help="scenes to profile (S3 S4 S7 S8)")
     args = parser.parse_args(argv)
     whole, settling = round(args.seconds / PHYSICS_DT), round(0.5 / PHYSICS_DT)
     runs = [(f"S3 box pile, whole run ({args.seconds:g} s)", ours_s3_scene, whole),
             ("S3 box pile, settling (first 0.5 s)", ours_s3_scene, settling),
-            (f"S4 quadruped ({args.seconds:g} s)", ours_s4_scene, whole)]
+            (f"S4 quadruped ({args.seconds:g} s)", ours_s4_scene, whole),
+            (f"S7 bin of 500 objects (first {args.s7_seconds:g} s)", ours_s7_scene,
+             round(args.s7_seconds / PHYSICS_DT)),
+            (f"S8 TALOS standing ({args.seconds:g} s)", ours_s8_scene, whole)]
+    runs = [run for run in runs if run[0][:2] in args.only]
     for title, make, steps in runs:
         print(table(title, profile(make, steps, args.repeats)), flush=True)
     return 0

@@ -550,14 +550,19 @@ def _bin_probe(geometry: BinGeometry, read_state: Callable[[], tuple]) -> Callab
     return probe
 
 
-def ours_s7(world_path: Path = None) -> Sim:
+def ours_s7_scene(world_path: Path = None):
+    """S7 as sim_node's engine Scene (sim_node.engine.api)."""
     import sim_node
     from sim_node.sim.build import build_scene
 
-    world_path = world_path or BIN_WORLD
     world = sim_node.WorldModel()
-    world.readFile(str(world_path))
-    scene = build_scene(world).scene
+    world.readFile(str(world_path or BIN_WORLD))
+    return build_scene(world).scene
+
+
+def ours_s7(world_path: Path = None) -> Sim:
+    world_path = world_path or BIN_WORLD
+    scene = ours_s7_scene(world_path)
     geometry = BinGeometry(read_bin(world_path))
 
     def read_state():
@@ -717,7 +722,8 @@ def read_humanoid(path: Path) -> Quadruped:
         ground_friction=_ground_friction(world))
 
 
-def ours_s8() -> Sim:
+def ours_s8_scene():
+    """S8 as sim_node's engine Scene, its PD gains and targets set (sim_node.engine.api)."""
     import warnings
 
     import sim_node
@@ -737,6 +743,11 @@ def ours_s8() -> Sim:
         scene.robot_kp[0][v_index] = gains["kp"][name]
         scene.robot_kd[0][v_index] = gains["kd"][name]
         scene.robot_q_des[0][v_index] = q0[q_index]
+    return scene
+
+
+def ours_s8() -> Sim:
+    scene = ours_s8_scene()
     return Sim(step=lambda n: scene.step(PHYSICS_DT, n),
                probe=lambda: float(scene.robot_q[0][2]))
 
