@@ -114,7 +114,7 @@ class SimBody:
             R = quat2mat([s[6], s[3], s[4], s[5]])
             return R, s[0:3] - R @ self._com_local
         if self._kind == _ROBOT:
-            return self._sim._link_transform(self._robot, self._link)
+            return self._sim.link_transform(self._robot, self._link)
         R, t = self._entity.getTransform()
         return R, t
 
@@ -162,7 +162,7 @@ class SimBody:
             s = self._free_state()
             return s[10:13].copy(), s[7:10].copy()
         if self._kind == _ROBOT:
-            model, data, q = self._sim._robot_query(self._robot)
+            model, data, q = self._sim.robot_query(self._robot)
             from sim_node.engine.api import kinematics
 
             J = kinematics.jacobian(model, data, q, self._link, self._com_local)
@@ -245,7 +245,7 @@ class SimBody:
         if not (self._is_object() or self._kind == _ROBOT):
             raise ValueError(f"{self!r} is static (a terrain or a robot link fixed to the world): "
                              f"forces on it have no effect")
-        self._sim._add_wrench(self._id, np.concatenate([force, torque]))
+        self._sim.add_wrench(self._id, np.concatenate([force, torque]))
 
     def _apply_wrench(self, wrench):
         # into the engine for the coming simulate() call
@@ -255,7 +255,7 @@ class SimBody:
             return
         from sim_node.engine.api import kinematics
 
-        model, data, q = self._sim._robot_query(self._robot)
+        model, data, q = self._sim.robot_query(self._robot)
         J = kinematics.jacobian(model, data, q, self._link, self._com_local)
         # J rows [angular; linear]: generalized force J^T [torque; force]
         scene.robot_tau_ext[self._robot][:] += J[:3].T @ wrench[3:] + J[3:].T @ wrench[:3]

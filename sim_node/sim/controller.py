@@ -184,7 +184,7 @@ class SimRobotController:
         now while it runs; joints under torque control and a floating base read their sensed
         values."""
         scene, r = self._scene, self._index
-        if self in self._sim._ticking:
+        if self in self._sim.ticking:
             q = scene.robot_q[r].copy()
             joints = q[self._q_offset:]
             joints[self._actuated_q] = self._queue.evaluate(self._time())[0][self._actuated_q]
@@ -196,7 +196,7 @@ class SimRobotController:
         velocity now while it runs; other entries read their sensed values."""
         scene, r = self._scene, self._index
         v = scene.robot_v[r].copy()
-        if self in self._sim._ticking:
+        if self in self._sim.ticking:
             joints = v[self._offset:]
             joints[self._actuated_v] = self._queue.evaluate(self._time())[1][self._actuated_v]
         else:
@@ -344,7 +344,7 @@ class SimRobotController:
 
     def remainingTime(self) -> float:
         """Time [s] until the motion queue ends (0 when idle)."""
-        if self._queue is None or self not in self._sim._ticking:
+        if self._queue is None or self not in self._sim.ticking:
             return 0.0
         return self._queue.remaining_time(self._time())
 
@@ -398,19 +398,19 @@ class SimRobotController:
         if self._queue is None:
             raise ValueError(f"robot '{self._robot.getName()}' has no joints to command")
         scene, r = self._scene, self._index
-        if self not in self._sim._ticking:
+        if self not in self._sim.ticking:
             # the queue starts from the commanded state: the PID target, or where the robot is
             self._queue.reset(scene.commanded_config(r)[self._q_offset:], self._time())
         getattr(self._queue, method)(*args)
-        if self not in self._sim._ticking:
-            self._sim._ticking.append(self)
+        if self not in self._sim.ticking:
+            self._sim.ticking.append(self)
         self._next_tick = self._time()
 
     def _stop_queue(self):
         # a direct command ends the queue (the next queue command restarts it from the
         # commanded state)
-        if self._sim._ticking and self in self._sim._ticking:
-            self._sim._ticking.remove(self)
+        if self._sim.ticking and self in self._sim.ticking:
+            self._sim.ticking.remove(self)
 
     def _tick(self, t: float, tolerance: float = 1e-9):
         # at the controller's period: the PID target moves in a straight line from the queue's
@@ -430,13 +430,13 @@ class SimRobotController:
         else:
             q, _ = queue.evaluate(t)
             self._scene.set_commands(self._index, ACTUATOR_PID, q)
-            self._sim._ticking.remove(self)
+            self._sim.ticking.remove(self)
 
     def _fake_advance(self, t: float, dt: float):
         # fakeSimulate: PID joints jump to their targets at time t
         scene, r, o = self._scene, self._index, self._offset
         pid = scene.robot_mode[r][o:] == ACTUATOR_PID
-        if self in self._sim._ticking:
+        if self in self._sim.ticking:
             _, dq = self._queue.evaluate(t)
             self._next_tick = t
             self._tick(t)
@@ -449,7 +449,7 @@ class SimRobotController:
     # state (Simulator.getState): everything the engine does not hold
     def _get_state(self) -> dict:
         return {"rate": self._rate, "next_tick": self._next_tick,
-                "ticking": self in self._sim._ticking,
+                "ticking": self in self._sim.ticking,
                 "queue": None if self._queue is None else self._queue.get_state()}
 
     def _parse_state(self, state: dict) -> dict:
@@ -475,7 +475,7 @@ class SimRobotController:
         self._next_tick = state["next_tick"]
         if state["queue"] is not None:
             self._queue.set_state(state["queue"])
-        ticking = self._sim._ticking
+        ticking = self._sim.ticking
         if state["ticking"] and self not in ticking:
             ticking.append(self)
         elif not state["ticking"] and self in ticking:

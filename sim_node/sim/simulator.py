@@ -78,10 +78,12 @@ class Simulator:
         self._bodies = {}
         self._object_rows = None    # (scene, free_state rows, COMs) of the rigid objects
         self._pending = {}          # world ID -> wrench [fx fy fz tx ty tz] at its com (world)
-        self._wrench_version = 0    # counts _add_wrench calls
+        self._wrench_version = 0    # counts add_wrench calls
         self._feedback_all = False
         self._feedback_pairs = set()
-        self._ticking = []          # controllers whose motion queue needs evaluation
+        # the controllers whose motion queue needs evaluation, in robot order (written by
+        # SimRobotController when a queue starts or ends; public: the controllers go through it)
+        self.ticking = []
         self._qdata = {}
         self._controllers = [SimRobotController(self, r) for r in range(world.numRobots())]
         self._initial_state = self.getState()
@@ -164,7 +166,7 @@ class Simulator:
 
     def _advance(self, h: float, n: int):
         """n physics substeps of h [s] (stops early if the simulation became unstable)."""
-        if not self._ticking:
+        if not self.ticking:
             self._scene.step(h, n)
         else:
             self._step_ticking(h, n)
@@ -180,12 +182,12 @@ class Simulator:
         done = 0
         while done < n and scene.status != STATUS_UNSTABLE:
             t = scene.time
-            for c in list(self._ticking):
+            for c in list(self.ticking):
                 c._tick(t)
-            if not self._ticking:
+            if not self.ticking:
                 scene.step(h, n - done)
                 return
-            next_tick = min(c._next_tick for c in self._ticking)
+            next_tick = min(c._next_tick for c in self.ticking)
             m = min(n - done, max(1, math.ceil((next_tick - t) / h - 1e-9)))
             scene.step(h, m)
             done += m
@@ -436,7 +438,7 @@ class Simulator:
             else:
                 c = SimRobotController(self, r)
             self._controllers.append(c)
-        self._ticking = [c for c in self._controllers if c in self._ticking]
+        self.ticking = [c for c in self._controllers if c in self.ticking]
         for b, i in enumerate(self._layout.id_of_body):
             entity = world.getEntity(i)
             if id(entity) in settings:
@@ -520,7 +522,7 @@ class Simulator:
         t (nlinks, 3)), links in RobotModel order (copies)."""
         from sim_node.engine.api import kinematics
 
-        R, p = kinematics.frames(*self._robot_query(self._robot_index(robot)))
+        R, p = kinematics.frames(*self.robot_query(self._robot_index(robot)))
         return R.copy(), p.copy()
 
     def getLinkPoses(self, robot, links, parents, out=None) -> np.ndarray:
@@ -532,7 +534,7 @@ class Simulator:
         links = np.ascontiguousarray(links, dtype=np.intp)
         parents = np.ascontiguousarray(parents, dtype=np.intp)
         out = np.empty((len(links), 7)) if out is None else out
-        R, p = kinematics.frames(*self._robot_query(self._robot_index(robot)))
+        R, p = kinematics.frames(*self.robot_query(self._robot_index(robot)))
         kinematics.relative_poses(R, p, links, parents, out)
         return out
 
@@ -623,7 +625,10 @@ class Simulator:
         return self._layout.body_of_id[self._body_id(id_)]
 
     # forces held over the next simulate() call (SimBody.applyForce...)
-    def _add_wrench(self, id_: int, wrench: np.ndarray):
+    def add_wrench(self, id_: int, wrench: np.ndarray):
+        """Hold `wrench` [fx fy fz tx ty tz] (N, N m; world axes, at the com) on the body
+        with world ID `id_` over the next simulate() call, added to what is already held (the
+        state owner's side of SimBody.applyWrench / applyForceAtPoint)."""
         total = self._pending.get(id_)
         self._pending[id_] = wrench if total is None else total + wrench
         self._wrench_version += 1
@@ -644,7 +649,7 @@ class Simulator:
         for tau_ext in self._scene.robot_tau_ext:
             tau_ext[:] = 0.0
 
-    def _robot_query(self, r: int):
+    def robot_query(self, r: int):
         """(model, Data for queries, q) of robot r: kinematics of the simulated state in a
         Data of its own (the Scene's Data is the step's scratch)."""
         from sim_node.engine.api import Data
@@ -653,10 +658,11 @@ class Simulator:
             self._qdata[r] = Data(self._world.robot(r).model)
         return self._world.robot(r).model, self._qdata[r], self._scene.robot_q[r]
 
-    def _link_transform(self, r: int, link: int):
+    def link_transform(self, r: int, link: int):
+        """(R (3, 3), t (3,)) of link `link` of robot `r` in the world, simulated state."""
         from sim_node.engine.api import kinematics
 
-        R, p = kinematics.frames(*self._robot_query(r))
+        R, p = kinematics.frames(*self.robot_query(r))
         return R[link].copy(), p[link].copy()
 
     # -- contact feedback (seed 002) -------------------------------------------------------
@@ -776,7 +782,7 @@ class Simulator:
         if isinstance(entity, RobotModel):
             from sim_node.engine.api import kinematics
 
-            return kinematics.com(*self._robot_query(self._robot_index(entity))).copy()
+            return kinematics.com(*self.robot_query(self._robot_index(entity))).copy()
         return self.body(id_).getTransform()[1]
 
     def _pair_contacts(self, id1: int, id2: int):
