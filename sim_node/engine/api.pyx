@@ -19,12 +19,15 @@ from sim_node.engine.pipeline.actuation cimport advance_target
 from sim_node.engine.pipeline.feedback cimport feedback_entry
 from sim_node.engine.pipeline.kinematics cimport kinematics as kinematics_stage
 from sim_node.engine.pipeline.step cimport step_adaptive
+from sim_node.engine.model cimport JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_SPHERICAL
 from sim_node.engine.scene_data cimport SceneData
 from sim_node.engine.scene_model cimport SceneModel
 from sim_node.engine.spatial cimport quat_exp, quat_log
-from sim_node.engine.types cimport (ACTUATOR_OFF, ACTUATOR_PID, ACTUATOR_TORQUE, BodyC,
+from sim_node.engine.types cimport (ACTUATOR_OFF, ACTUATOR_PID, ACTUATOR_TORQUE, BODY_FREE,
+                                    BODY_KINEMATIC, BODY_ROBOT, BODY_STATIC, BodyC,
                                     BodyStateC, FeedbackC, NSTAGE, RobotC, RobotStateC,
-                                    STATUS_NORMAL, STATUS_UNSTABLE)
+                                    STATUS_ADAPTIVE_TIME_STEPPING, STATUS_CONTACT_UNRELIABLE,
+                                    STATUS_ERROR, STATUS_NORMAL, STATUS_UNSTABLE)
 
 cnp.import_array()
 
@@ -35,6 +38,44 @@ from sim_node.engine import aba, coriolis, crba, kinematics, ltdl, rnea  # noqa:
 from sim_node.engine.bvh import build_bvh  # noqa: E402
 from sim_node.engine.heightfield import make_heightfield_arrays  # noqa: E402
 from sim_node.engine.model import Data, Model  # noqa: E402
+
+import enum  # noqa: E402
+
+
+class ActuatorMode(enum.IntEnum):
+    """A DOF's actuator (Scene.robot_mode; types.pxd ActuatorMode): OFF (tau = 0), TORQUE
+    (tau = tau_ff), PID (tau = tau_ff + kp e + kd (v_des - v) + ki iterm), clipped to the
+    effort limit."""
+    OFF = ACTUATOR_OFF
+    TORQUE = ACTUATOR_TORQUE
+    PID = ACTUATOR_PID
+
+
+class JointType(enum.IntEnum):
+    """A robot Model's joint types (model.pxd JointType)."""
+    REVOLUTE = JOINT_REVOLUTE
+    PRISMATIC = JOINT_PRISMATIC
+    FREE = JOINT_FREE
+    SPHERICAL = JOINT_SPHERICAL
+
+
+class BodyKind(enum.IntEnum):
+    """A Scene body's kind (types.pxd BodyKind): STATIC (terrain), KINEMATIC (a free body
+    following its set velocity), FREE (rigid body with dynamics), ROBOT (a robot's moving
+    body)."""
+    STATIC = BODY_STATIC
+    KINEMATIC = BODY_KINEMATIC
+    FREE = BODY_FREE
+    ROBOT = BODY_ROBOT
+
+
+class Status(enum.IntEnum):
+    """Scene.status (types.pxd Status; Klamp't's codes, the numbers of msg/SimStatus.msg)."""
+    NORMAL = STATUS_NORMAL
+    ADAPTIVE_TIME_STEPPING = STATUS_ADAPTIVE_TIME_STEPPING
+    CONTACT_UNRELIABLE = STATUS_CONTACT_UNRELIABLE
+    UNSTABLE = STATUS_UNSTABLE
+    ERROR = STATUS_ERROR
 
 # Bounds of joint commands, checked by set_commands / set_joint_commands (sim_node.sim.bounds
 # documents them as MAX_JOINT_POSITION, MAX_ANGULAR_SPEED, MAX_TORQUE)

@@ -24,10 +24,13 @@ cdef enum BodyKind:
     BODY_ROBOT = 3        # one moving body of an articulated robot
 
 # status codes (Simulator.getStatus; the same numbers as sim_node/msg/SimStatus.msg)
+# (Klamp't's set; the engine itself sets NORMAL, ADAPTIVE_TIME_STEPPING and UNSTABLE)
 cdef enum Status:
     STATUS_NORMAL = 0
     STATUS_ADAPTIVE_TIME_STEPPING = 1
+    STATUS_CONTACT_UNRELIABLE = 2
     STATUS_UNSTABLE = 3
+    STATUS_ERROR = 4
 
 # The stages of a step, in order (pipeline/step.pyx); SceneData.stage_seconds and
 # stage_calls are indexed by them. STAGE_NAMES in api.pyx spells them.

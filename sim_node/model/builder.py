@@ -30,11 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 from transforms3d.quaternions import mat2quat
 
-from sim_node.engine.api import Model
+from sim_node.engine.api import JointType, Model
 from sim_node.model.errors import URDFError
 from sim_node.model.urdf import URDFRobot
 
-JOINT_REVOLUTE, JOINT_PRISMATIC, JOINT_FREE, JOINT_SPHERICAL = 0, 1, 2, 3
+JOINT_REVOLUTE, JOINT_PRISMATIC, JOINT_FREE, JOINT_SPHERICAL = (int(t) for t in JointType)
 
 # URDF joint type -> (q entries, v entries)
 JOINT_SIZES = {"revolute": (1, 1), "continuous": (1, 1), "prismatic": (1, 1),

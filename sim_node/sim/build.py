@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from transforms3d.quaternions import mat2quat
 
-from sim_node.engine.api import Scene
+from sim_node.engine.api import BodyKind, Scene
 from sim_node.model import geometry as geo
 from sim_node.model.robot import RobotModel
 from sim_node.model.world import WorldModel
@@ -26,7 +26,7 @@ from sim_node.model.world import WorldModel
 # engine codes (geometry.pxd ShapeType, types.pxd BodyKind)
 SHAPE_CODES = {geo.Sphere: 0, geo.Box: 1, geo.Capsule: 2, geo.Cylinder: 3, geo.Plane: 4}
 SHAPE_CONVEX, SHAPE_MESH, SHAPE_HEIGHTFIELD = 5, 6, 7
-BODY_STATIC, BODY_KINEMATIC, BODY_FREE, BODY_ROBOT = 0, 1, 2, 3
+BODY_STATIC, BODY_KINEMATIC, BODY_FREE, BODY_ROBOT = (int(k) for k in BodyKind)
 
 
 @dataclass

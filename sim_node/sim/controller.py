@@ -43,13 +43,13 @@ from collections import OrderedDict
 
 import numpy as np
 
-from sim_node.engine.api import Data, crba
+from sim_node.engine.api import ActuatorMode, Data, crba
 from sim_node.sim import bounds
 from sim_node.sim.gains import (CONFIG_SAMPLES, DEFAULT_BANDWIDTH, MAX_BANDWIDTH_STEPS,
                                  default_pid_gains, largest_mass_diagonal)
 from sim_node.sim.motionqueue import MotionQueue
 
-ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID = 0, 1, 2
+ACTUATOR_OFF, ACTUATOR_TORQUE, ACTUATOR_PID = (int(m) for m in ActuatorMode)  # engine's, once
 DEFAULT_RATE = 0.01             # [s] controller period (Klamp't's default control time step)
 DEFAULT_GAINS_CACHE = 32        # robots whose default gains are remembered (least recent out)
 _DEFAULT_GAINS: OrderedDict = OrderedDict()

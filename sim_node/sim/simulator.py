@@ -23,6 +23,7 @@ import struct
 
 import numpy as np
 
+from sim_node.engine.api import Status
 from sim_node.model.robot import RobotModel, RobotModelLink, normalized_config
 from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel
 from sim_node.sim import bounds, entities
@@ -32,11 +33,12 @@ from sim_node.sim.reset import ResetScope, WorldOrigin, reset_scope
 from sim_node.sim.reset import model_state as _model_state
 from sim_node.sim.reset import restore_model_state as _set_model_state
 
-STATUS_NORMAL = 0
-STATUS_ADAPTIVE_TIME_STEPPING = 1
-STATUS_CONTACT_UNRELIABLE = 2
-STATUS_UNSTABLE = 3
-STATUS_ERROR = 4
+# the engine's status codes (defined once, engine/types.pxd), as module constants
+STATUS_NORMAL = int(Status.NORMAL)
+STATUS_ADAPTIVE_TIME_STEPPING = int(Status.ADAPTIVE_TIME_STEPPING)
+STATUS_CONTACT_UNRELIABLE = int(Status.CONTACT_UNRELIABLE)
+STATUS_UNSTABLE = int(Status.UNSTABLE)
+STATUS_ERROR = int(Status.ERROR)
 STATUS_STRINGS = {
     STATUS_NORMAL: "normal",
     STATUS_ADAPTIVE_TIME_STEPPING: "adaptive time stepping",
