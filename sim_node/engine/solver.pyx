@@ -53,6 +53,32 @@ cdef inline void _side_apply3(const double* W, double* vel, int nv, double d0, d
         vel[j] += W[j] * d0 + W[nv + j] * d1 + W[2 * nv + j] * d2
 
 
+cdef inline double _dot_acc(double s, const double* a, const double* b, int nv) noexcept nogil:
+    # s + a . b, summed left to right as a loop would (the bits depend on the order); a free
+    # body's 6 DOFs unrolled
+    cdef int j
+    if nv == 6:
+        return s + a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+    for j in range(nv):
+        s += a[j] * b[j]
+    return s
+
+
+cdef inline void _axpy(double* y, const double* x, double d, int nv) noexcept nogil:
+    # y += x d; a free body's 6 DOFs unrolled
+    cdef int j
+    if nv == 6:
+        y[0] += x[0] * d
+        y[1] += x[1] * d
+        y[2] += x[2] * d
+        y[3] += x[3] * d
+        y[4] += x[4] * d
+        y[5] += x[5] * d
+        return
+    for j in range(nv):
+        y[j] += x[j] * d
+
+
 cdef enum:
     MAX_BLOCK = 64        # rows of a patch block (max_contacts + 3)
     INNER_SWEEPS = 1      # sweeps over a patch's rows per visit (more cost more than they save)
@@ -172,11 +198,9 @@ cdef inline double _solve_patch(PatchC* p, ContactC* contacts, const double* A, 
         _row_sides(p, contacts, r, jw, &Ja, &Wa, &Jb, &Wb)
         u[r] = contacts[p.first + r].bias if r < n else p.bias[r - n]
         if Ja != NULL:
-            for j in range(p.nv_a):
-                u[r] += Ja[j] * vel[p.vel_a + j]
+            u[r] = _dot_acc(u[r], Ja, &vel[p.vel_a], p.nv_a)
         if Jb != NULL:
-            for j in range(p.nv_b):
-                u[r] += Jb[j] * vel[p.vel_b + j]
+            u[r] = _dot_acc(u[r], Jb, &vel[p.vel_b], p.nv_b)
         l[r] = contacts[p.first + r].lam if r < n else p.lam[r - n]
         l0[r] = l[r]
     largest = 0.0
@@ -235,11 +259,9 @@ cdef inline double _solve_patch(PatchC* p, ContactC* contacts, const double* A, 
         if d != 0.0:
             _row_sides(p, contacts, r, jw, &Ja, &Wa, &Jb, &Wb)
             if Wa != NULL:
-                for j in range(p.nv_a):
-                    vel[p.vel_a + j] += Wa[j] * d
+                _axpy(&vel[p.vel_a], Wa, d, p.nv_a)
             if Wb != NULL:
-                for j in range(p.nv_b):
-                    vel[p.vel_b + j] += Wb[j] * d
+                _axpy(&vel[p.vel_b], Wb, d, p.nv_b)
             total = max(total, fabs(d))
         if r < n:
             contacts[p.first + r].lam = l[r]
