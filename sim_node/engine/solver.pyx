@@ -149,32 +149,27 @@ cdef inline void _row_sides(const PatchC* p, const ContactC* contacts, int r, co
 cdef void patch_block(const PatchC* p, const ContactC* contacts, const double* jw,
                       double* A) noexcept nogil:
     # A = J W over the patch's rows (count normals, then t1, t2, torsion), both sides; the two
-    # sides' DOFs are disjoint unless both bodies belong to one robot (then cross terms count)
+    # sides' DOFs are disjoint unless both bodies belong to one robot (then cross terms count).
+    # Each row's pointers are looked up once, not once per entry.
     cdef int m = p.count + 3, r, c, j
-    cdef const double* Ja
-    cdef const double* Wa
-    cdef const double* Jb
-    cdef const double* Wb
-    cdef const double* Ja2
-    cdef const double* Wa2
-    cdef const double* Jb2
-    cdef const double* Wb2
+    cdef const double* Ja[MAX_BLOCK]
+    cdef const double* Wa[MAX_BLOCK]
+    cdef const double* Jb[MAX_BLOCK]
+    cdef const double* Wb[MAX_BLOCK]
     cdef double s
     cdef bint shared = p.jw_a >= 0 and p.jw_b >= 0 and p.vel_a == p.vel_b
     for r in range(m):
-        _row_sides(p, contacts, r, jw, &Ja, &Wa, &Jb, &Wb)
+        _row_sides(p, contacts, r, jw, &Ja[r], &Wa[r], &Jb[r], &Wb[r])
+    for r in range(m):
         for c in range(m):
-            _row_sides(p, contacts, c, jw, &Ja2, &Wa2, &Jb2, &Wb2)
             s = 0.0
-            if Ja != NULL:
-                for j in range(p.nv_a):
-                    s += Ja[j] * Wa2[j]
-            if Jb != NULL:
-                for j in range(p.nv_b):
-                    s += Jb[j] * Wb2[j]
+            if Ja[r] != NULL:
+                s = _dot_acc(s, Ja[r], Wa[c], p.nv_a)
+            if Jb[r] != NULL:
+                s = _dot_acc(s, Jb[r], Wb[c], p.nv_b)
             if shared:
                 for j in range(p.nv_a):
-                    s += Ja[j] * Wb2[j] + Jb[j] * Wa2[j]
+                    s += Ja[r][j] * Wb[c][j] + Jb[r][j] * Wa[c][j]
             A[m * r + c] = s
 
 
