@@ -48,6 +48,7 @@ cdef void constraint_setup(SceneModel m, SceneData d, double dt) noexcept nogil:
     for k in range(9):
         zero[k] = 0.0
     d.jw_size = 0
+    _world_inverse_inertias(m, d)
     for i in range(d.ncontact):
         c = &d.contacts[i]
         _jacobian_rows(m, d, c.body_a, c.point, 1, c.normal, zero, 1.0, &c.jw_a, &c.nv_a, &c.vel_a)
@@ -202,9 +203,7 @@ cdef void _jacobian_rows(SceneModel m, SceneData d, int body, const double* poin
     cdef double rd[3]
     cdef double lv[3]
     cdef double x[3]
-    cdef double R[9]
-    cdef double tmp[9]
-    cdef double Iinv[9]
+    cdef const double* Iinv
     cdef double s
     cdef double* J
     cdef double* W
@@ -223,9 +222,7 @@ cdef void _jacobian_rows(SceneModel m, SceneData d, int body, const double* poin
         W = &d.jw[off + nrow * n]
         for k in range(3):
             r[k] = point[k] - state[k]
-        quat_to_R(&state[3], R)
-        mat3_mul(R, f.Iinv_B, tmp)
-        _mul_transpose(tmp, R, Iinv)
+        Iinv = &d.iinv_world[9 * b.index]
         for k in range(nrow):
             # [v_com, w] -> lin . (v_com + w x r) + ang . w = lin . v_com + (r x lin + ang) . w
             cross3(r, &lin[3 * k], rd)
@@ -277,6 +274,20 @@ cdef void _jacobian_rows(SceneModel m, SceneData d, int body, const double* poin
         jw_off[0] = off
         nv[0] = n
         vel[0] = rob.vel_offset
+
+
+cdef void _world_inverse_inertias(SceneModel m, SceneData d) noexcept nogil:
+    # (free-body orientations) => iinv_world = R I_B^-1 R^T, once per body and step (every
+    # contact and patch row of the body uses it)
+    cdef int i
+    cdef double R[9]
+    cdef double tmp[9]
+    for i in range(m.nfree):
+        if m.free_bodies[i].kinematic:
+            continue
+        quat_to_R(&d.fstate[13 * i + 3], R)
+        mat3_mul(R, m.free_bodies[i].Iinv_B, tmp)
+        _mul_transpose(tmp, R, &d.iinv_world[9 * i])
 
 
 cdef inline int _sorted_unique(int* a, int n) noexcept nogil:
