@@ -59,6 +59,10 @@ cdef class SceneData:
                                       # constrained (solve) [m/s, rad/s]
     cdef double* vel0                 # [nvel] velocities at the start of the step (dynamics)
     cdef double* jw                   # [jw_size] Jacobian rows and M^-1 J^T columns (constraints)
+    cdef double* iinv_world           # [nfree * 9] inverse inertia of each free body in world
+                                      # axes, R I_B^-1 R^T, at the step's start (constraints)
+    cdef int* path_dofs               # [largest robot ncol] scratch: the DOFs a body's Jacobian
+                                      # row can be nonzero on, ascending (constraints)
     cdef int jw_size, jw_cap
     cdef double* blocks               # [blocks_size] patch Delassus blocks (constraints)
     cdef int blocks_size, blocks_cap

@@ -37,6 +37,8 @@ cdef class SceneData:
         self.pcache = NULL
         self.rows = NULL
         self.jw = NULL
+        self.path_dofs = NULL
+        self.iinv_world = NULL
         self.blocks = NULL
         self.cache = NULL
         self.separated = NULL
@@ -59,6 +61,8 @@ cdef class SceneData:
         free(self.pcache)
         free(self.rows)
         free(self.jw)
+        free(self.path_dofs)
+        free(self.iinv_world)
         free(self.blocks)
         free(self.cache)
         free(self.separated)
@@ -197,6 +201,10 @@ cdef class SceneData:
         self.patches = <PatchC*> malloc(self.patch_cap * sizeof(PatchC))
         self.row_cap = 32
         self.rows = <RowC*> malloc(self.row_cap * sizeof(RowC))
+        self.iinv_world = <double*> malloc(max(1, model.nfree) * 9 * sizeof(double))
+        # (a body's path has at most ncol columns, a mimic column naming its leader's DOF)
+        self.path_dofs = <int*> malloc(max([1] + [robot.ncol for robot in model.robot_models])
+                                       * sizeof(int))
         self.jw_cap = 4096
         self.jw = <double*> malloc(self.jw_cap * sizeof(double))
         self.blocks_cap = 1024

@@ -53,6 +53,32 @@ cdef inline void _side_apply3(const double* W, double* vel, int nv, double d0, d
         vel[j] += W[j] * d0 + W[nv + j] * d1 + W[2 * nv + j] * d2
 
 
+cdef inline double _dot_acc(double s, const double* a, const double* b, int nv) noexcept nogil:
+    # s + a . b, summed left to right as a loop would (the bits depend on the order); a free
+    # body's 6 DOFs unrolled
+    cdef int j
+    if nv == 6:
+        return s + a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+    for j in range(nv):
+        s += a[j] * b[j]
+    return s
+
+
+cdef inline void _axpy(double* y, const double* x, double d, int nv) noexcept nogil:
+    # y += x d; a free body's 6 DOFs unrolled
+    cdef int j
+    if nv == 6:
+        y[0] += x[0] * d
+        y[1] += x[1] * d
+        y[2] += x[2] * d
+        y[3] += x[3] * d
+        y[4] += x[4] * d
+        y[5] += x[5] * d
+        return
+    for j in range(nv):
+        y[j] += x[j] * d
+
+
 cdef enum:
     MAX_BLOCK = 64        # rows of a patch block (max_contacts + 3)
     INNER_SWEEPS = 1      # sweeps over a patch's rows per visit (more cost more than they save)
@@ -123,32 +149,27 @@ cdef inline void _row_sides(const PatchC* p, const ContactC* contacts, int r, co
 cdef void patch_block(const PatchC* p, const ContactC* contacts, const double* jw,
                       double* A) noexcept nogil:
     # A = J W over the patch's rows (count normals, then t1, t2, torsion), both sides; the two
-    # sides' DOFs are disjoint unless both bodies belong to one robot (then cross terms count)
+    # sides' DOFs are disjoint unless both bodies belong to one robot (then cross terms count).
+    # Each row's pointers are looked up once, not once per entry.
     cdef int m = p.count + 3, r, c, j
-    cdef const double* Ja
-    cdef const double* Wa
-    cdef const double* Jb
-    cdef const double* Wb
-    cdef const double* Ja2
-    cdef const double* Wa2
-    cdef const double* Jb2
-    cdef const double* Wb2
+    cdef const double* Ja[MAX_BLOCK]
+    cdef const double* Wa[MAX_BLOCK]
+    cdef const double* Jb[MAX_BLOCK]
+    cdef const double* Wb[MAX_BLOCK]
     cdef double s
     cdef bint shared = p.jw_a >= 0 and p.jw_b >= 0 and p.vel_a == p.vel_b
     for r in range(m):
-        _row_sides(p, contacts, r, jw, &Ja, &Wa, &Jb, &Wb)
+        _row_sides(p, contacts, r, jw, &Ja[r], &Wa[r], &Jb[r], &Wb[r])
+    for r in range(m):
         for c in range(m):
-            _row_sides(p, contacts, c, jw, &Ja2, &Wa2, &Jb2, &Wb2)
             s = 0.0
-            if Ja != NULL:
-                for j in range(p.nv_a):
-                    s += Ja[j] * Wa2[j]
-            if Jb != NULL:
-                for j in range(p.nv_b):
-                    s += Jb[j] * Wb2[j]
+            if Ja[r] != NULL:
+                s = _dot_acc(s, Ja[r], Wa[c], p.nv_a)
+            if Jb[r] != NULL:
+                s = _dot_acc(s, Jb[r], Wb[c], p.nv_b)
             if shared:
                 for j in range(p.nv_a):
-                    s += Ja[j] * Wb2[j] + Jb[j] * Wa2[j]
+                    s += Ja[r][j] * Wb[c][j] + Jb[r][j] * Wa[c][j]
             A[m * r + c] = s
 
 
@@ -172,11 +193,9 @@ cdef inline double _solve_patch(PatchC* p, ContactC* contacts, const double* A, 
         _row_sides(p, contacts, r, jw, &Ja, &Wa, &Jb, &Wb)
         u[r] = contacts[p.first + r].bias if r < n else p.bias[r - n]
         if Ja != NULL:
-            for j in range(p.nv_a):
-                u[r] += Ja[j] * vel[p.vel_a + j]
+            u[r] = _dot_acc(u[r], Ja, &vel[p.vel_a], p.nv_a)
         if Jb != NULL:
-            for j in range(p.nv_b):
-                u[r] += Jb[j] * vel[p.vel_b + j]
+            u[r] = _dot_acc(u[r], Jb, &vel[p.vel_b], p.nv_b)
         l[r] = contacts[p.first + r].lam if r < n else p.lam[r - n]
         l0[r] = l[r]
     largest = 0.0
@@ -235,11 +254,9 @@ cdef inline double _solve_patch(PatchC* p, ContactC* contacts, const double* A, 
         if d != 0.0:
             _row_sides(p, contacts, r, jw, &Ja, &Wa, &Jb, &Wb)
             if Wa != NULL:
-                for j in range(p.nv_a):
-                    vel[p.vel_a + j] += Wa[j] * d
+                _axpy(&vel[p.vel_a], Wa, d, p.nv_a)
             if Wb != NULL:
-                for j in range(p.nv_b):
-                    vel[p.vel_b + j] += Wb[j] * d
+                _axpy(&vel[p.vel_b], Wb, d, p.nv_b)
             total = max(total, fabs(d))
         if r < n:
             contacts[p.first + r].lam = l[r]

@@ -48,6 +48,7 @@ cdef void constraint_setup(SceneModel m, SceneData d, double dt) noexcept nogil:
     for k in range(9):
         zero[k] = 0.0
     d.jw_size = 0
+    _world_inverse_inertias(m, d)
     for i in range(d.ncontact):
         c = &d.contacts[i]
         _jacobian_rows(m, d, c.body_a, c.point, 1, c.normal, zero, 1.0, &c.jw_a, &c.nv_a, &c.vel_a)
@@ -196,14 +197,13 @@ cdef void _jacobian_rows(SceneModel m, SceneData d, int body, const double* poin
     cdef RobotStateC* rs
     cdef const FreeBodyC* f
     cdef const double* state
-    cdef int n, off, k, j, i, col, dof
+    cdef int n, off, k, j, i, col, dof, npath
+    cdef int* path = d.path_dofs
     cdef double r[3]
     cdef double rd[3]
     cdef double lv[3]
     cdef double x[3]
-    cdef double R[9]
-    cdef double tmp[9]
-    cdef double Iinv[9]
+    cdef const double* Iinv
     cdef double s
     cdef double* J
     cdef double* W
@@ -222,9 +222,7 @@ cdef void _jacobian_rows(SceneModel m, SceneData d, int body, const double* poin
         W = &d.jw[off + nrow * n]
         for k in range(3):
             r[k] = point[k] - state[k]
-        quat_to_R(&state[3], R)
-        mat3_mul(R, f.Iinv_B, tmp)
-        _mul_transpose(tmp, R, Iinv)
+        Iinv = &d.iinv_world[9 * b.index]
         for k in range(nrow):
             # [v_com, w] -> lin . (v_com + w x r) + ang . w = lin . v_com + (r x lin + ang) . w
             cross3(r, &lin[3 * k], rd)
@@ -248,11 +246,14 @@ cdef void _jacobian_rows(SceneModel m, SceneData d, int body, const double* poin
         J = &d.jw[off]
         W = &d.jw[off + nrow * n]
         memset(J, 0, nrow * n * sizeof(double))
+        npath = 0
         i = b.robot_body
         while i >= 0:
             for col in range(rob.model.icol[i], rob.model.icol[i] + rob.model.ncolb[i]):
                 S = &rs.data.S[6 * col]
                 dof = rob.model.col_dof[col]
+                path[npath] = dof
+                npath += 1
                 # velocity of the point for a unit rate: S_v + S_w x point; rotation: S_w
                 cross3(&S[3], point, lv)
                 for j in range(3):
@@ -260,15 +261,51 @@ cdef void _jacobian_rows(SceneModel m, SceneData d, int body, const double* poin
                 for k in range(nrow):
                     J[k * n + dof] += sign * (dot3(&lin[3 * k], lv) + dot3(&ang[3 * k], &S[3]))
             i = rob.model.parent[i]
+        # W = M^-1 J^T over the DOFs J can be nonzero on (the body's path to the root; a mimic
+        # column adds its leader's DOF), ascending: the terms left out are exact zeros, so
+        # the sums are those of the dense product, bit for bit, at path/n of its cost
+        npath = _sorted_unique(path, npath)
         for k in range(nrow):
             for j in range(n):
                 s = 0.0
-                for i in range(n):
-                    s += rs.data.Minv[j * n + i] * J[k * n + i]
+                for i in range(npath):
+                    s += rs.data.Minv[j * n + path[i]] * J[k * n + path[i]]
                 W[k * n + j] = s
         jw_off[0] = off
         nv[0] = n
         vel[0] = rob.vel_offset
+
+
+cdef void _world_inverse_inertias(SceneModel m, SceneData d) noexcept nogil:
+    # (free-body orientations) => iinv_world = R I_B^-1 R^T, once per body and step (every
+    # contact and patch row of the body uses it)
+    cdef int i
+    cdef double R[9]
+    cdef double tmp[9]
+    for i in range(m.nfree):
+        if m.free_bodies[i].kinematic:
+            continue
+        quat_to_R(&d.fstate[13 * i + 3], R)
+        mat3_mul(R, m.free_bodies[i].Iinv_B, tmp)
+        _mul_transpose(tmp, R, &d.iinv_world[9 * i])
+
+
+cdef inline int _sorted_unique(int* a, int n) noexcept nogil:
+    # sorts a[:n] ascending in place (insertion: paths are short and come descending), drops
+    # repeats; returns the new length
+    cdef int i, j, t, m = 0
+    for i in range(1, n):
+        t = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > t:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = t
+    for i in range(n):
+        if m == 0 or a[i] != a[m - 1]:
+            a[m] = a[i]
+            m += 1
+    return m
 
 
 cdef void _kinematic_velocity(SceneModel m, SceneData d, int body, const double* point,
