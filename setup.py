@@ -1,6 +1,7 @@
 """Build of the Python package and its Cython engine.
 
-Every ``sim_node/engine/*.pyx`` and ``sim_node/engine/pipeline/*.pyx`` becomes an extension module. Paths are absolute from this file
+Every ``sim_node/engine/*.pyx``, ``engine/pipeline/*.pyx`` and ``engine/queries/*.pyx`` becomes an
+extension module. Paths are absolute from this file
 because colcon builds out of source. Cython only regenerates C files whose sources changed, and
 setuptools only recompiles stale objects, so a second build is quick.
 """
@@ -31,7 +32,8 @@ extensions = [
         extra_compile_args=COMPILE_ARGS + (["-fopenmp"] if pyx.stem in OPENMP_MODULES else []),
         extra_link_args=["-fopenmp"] if pyx.stem in OPENMP_MODULES else [],
     )
-    for pyx in sorted([*ENGINE.glob("*.pyx"), *ENGINE.glob("pipeline/*.pyx")])
+    for pyx in sorted([*ENGINE.glob("*.pyx"), *ENGINE.glob("pipeline/*.pyx"),
+                       *ENGINE.glob("queries/*.pyx")])
     # SIM_NODE_EXTENSIONS=api,solver builds just those while iterating on them
     if not os.environ.get("SIM_NODE_EXTENSIONS")
     or pyx.stem in os.environ["SIM_NODE_EXTENSIONS"].split(",")

@@ -2,7 +2,7 @@
 
 The only engine object the layers above use (built by sim_node.sim.build). It validates at the
 boundary and delegates; the physics is in pipeline/, the state bytes in state.pyx, the contact
-readouts in readout.pyx. The state lives in numpy arrays exposed as attributes: robot_q[r],
+readouts and other queries in queries/ (contacts, aabb). The state lives in numpy arrays exposed as attributes: robot_q[r],
 robot_v[r], free_state (n, 13) (com position, quaternion xyzw, com velocity, angular velocity,
 all world), and the per-step inputs robot_tau_ff[r], robot_kp[r], robot_kd[r], robot_q_des[r],
 robot_v_des[r], robot_tau_ext[r], free_wrench (n, 6).
@@ -14,7 +14,8 @@ from libc.math cimport fabs, isfinite, sqrt
 from libc.stdlib cimport free, malloc
 from libc.string cimport memmove
 
-from sim_node.engine import readout, state
+from sim_node.engine import state
+from sim_node.engine.queries import aabb, contacts
 from sim_node.engine.pipeline.actuation cimport advance_target
 from sim_node.engine.pipeline.feedback cimport feedback_entry
 from sim_node.engine.pipeline.kinematics cimport kinematics as kinematics_stage
@@ -337,6 +338,12 @@ cdef class Scene:
         with nogil:
             kinematics_stage(m, d, 0.0)
 
+    def body_aabbs(self, out=None):
+        """(nbody, 2, 3) world bounding boxes of the collision bodies [lower; upper] [m], every
+        body placed at the current state first (queries/aabb.pyx)."""
+        self.refresh()
+        return aabb.body_aabbs(self.model, self.data, out)
+
     # -- actuator commands ---------------------------------------------------------------
     def set_commands(self, int robot, int mode, q_des=None, v_des=None, tau_ff=None,
                      double advance=0.0):
@@ -494,7 +501,7 @@ cdef class Scene:
     def feedback_table(self):
         """Every recorded pair as arrays: body_a < body_b, touching, had_contact,
         had_separation, had_penetration (as in `feedback`), force and torque on body_a (n, 3)."""
-        return readout.feedback_table(self.data)
+        return contacts.feedback_table(self.data)
 
     def feedback(self, int body_a, int body_b):
         """Contact feedback of a body pair, on body_a from body_b, or None when it is not
@@ -505,7 +512,7 @@ cdef class Scene:
         window's steps and duration [s]."""
         self._check_body(body_a)
         self._check_body(body_b)
-        return readout.feedback(self.model, self.data, body_a, body_b)
+        return contacts.feedback(self.model, self.data, body_a, body_b)
 
     def contact_arrays(self, out=None):
         """The contacts of the last step as arrays: body_a, body_b (collision bodies; the normal
@@ -514,14 +521,14 @@ cdef class Scene:
         proportion to its normal impulse), the patch's torsional impulse share [N m s], and the
         patch index. `out`: a dict an earlier call returned, whose arrays are refilled when they
         have the right length (a caller polling every step allocates nothing then)."""
-        return readout.contact_arrays(self.data, out)
+        return contacts.contact_arrays(self.data, out)
 
     def pair_arrays(self):
         """The body pairs of the last step, one row per pair (its patches together): body_a,
         body_b, count (contacts), impulse (3) on a [N s], angular_impulse (3) on a about the
         world origin [N m s] (contact moments plus the torsional friction), touched (a contact
         within the boundary layers) and penetrated (the real geometries overlapped)."""
-        return readout.pair_arrays(self.data)
+        return contacts.pair_arrays(self.data)
 
     def separated_pairs(self):
         """Body pairs (body_a, body_b) that touched at the step before the last and no longer do."""
