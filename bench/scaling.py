@@ -101,21 +101,7 @@ def snake_world(n: int, folder: Path, on_ground: bool) -> tuple[Path, Quadruped]
 
 def ours_robot(world_path: Path) -> Sim:
     """S4's sim_node setup on any one-robot world file: the PD from its controller section."""
-    import sim_node
-    from sim_node.sim.build import build_scene
-
-    world = sim_node.WorldModel()
-    world.readFile(str(world_path))
-    scene = build_scene(world).scene
-    robot = world.robot(0)
-    structure, gains, q0 = robot.structure, robot.settings["controller"], robot.getConfig()
-    for name in robot.getJointNames():
-        v_index, q_index = structure.joint_v_index[name], structure.joint_q_index[name]
-        scene.robot_kp[0][v_index] = gains["kp"][name]
-        scene.robot_kd[0][v_index] = gains["kd"][name]
-        scene.robot_q_des[0][v_index] = q0[q_index]
-    return Sim(step=lambda n: scene.step(PHYSICS_DT, n),
-               probe=lambda: float(scene.robot_q[0][2]))
+    return scenes.ours_pd_robot(world_path)
 
 
 # ---------------------------------------------------------------------------------------------

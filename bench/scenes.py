@@ -198,13 +198,20 @@ def ours_s3() -> Sim:
     return Sim(step=lambda n: scene.step(PHYSICS_DT, n), probe=probe)
 
 
-def ours_s4_scene():
-    """S4 as sim_node's engine Scene, its PD gains and targets set (sim_node.engine.api)."""
+def ours_pd_robot_scene(world_path: Path):
+    """The engine Scene of a one-robot world file with the robot's joint PD from the file's
+    controller section (gains, and targets = its initial configuration) set in the engine
+    (sim_node.engine.api); S4, S8 and bench/scaling.py's robots."""
+    import warnings
+
     import sim_node
+    from sim_node.model.errors import URDFWarning
     from sim_node.sim.build import build_scene
 
     world = sim_node.WorldModel()
-    world.readFile(str(QUADRUPED_WORLD))
+    with warnings.catch_warnings():     # third-party URDFs' repaired defects (TALOS: axes on
+        warnings.simplefilter("ignore", URDFWarning)    # fixed joints)
+        world.readFile(str(world_path))
     scene = build_scene(world).scene
     robot = world.robot(0)
     structure, gains, q0 = robot.structure, robot.settings["controller"], robot.getConfig()
@@ -216,10 +223,20 @@ def ours_s4_scene():
     return scene
 
 
-def ours_s4() -> Sim:
-    scene = ours_s4_scene()
+def ours_pd_robot(world_path: Path) -> Sim:
+    """ours_pd_robot_scene as a Sim probing the base height [m]."""
+    scene = ours_pd_robot_scene(world_path)
     return Sim(step=lambda n: scene.step(PHYSICS_DT, n),
                probe=lambda: float(scene.robot_q[0][2]))
+
+
+def ours_s4_scene():
+    """S4 as sim_node's engine Scene, its PD gains and targets set."""
+    return ours_pd_robot_scene(QUADRUPED_WORLD)
+
+
+def ours_s4() -> Sim:
+    return ours_pd_robot(QUADRUPED_WORLD)
 
 
 def _bullet_client():
@@ -723,33 +740,14 @@ def read_humanoid(path: Path) -> Quadruped:
 
 
 def ours_s8_scene():
-    """S8 as sim_node's engine Scene, its PD gains and targets set (sim_node.engine.api)."""
-    import warnings
-
-    import sim_node
-    from sim_node.model.errors import URDFWarning
-    from sim_node.sim.build import build_scene
-
+    """S8 as sim_node's engine Scene, its PD gains and targets set."""
     example_robot_data_share()
-    world = sim_node.WorldModel()
-    with warnings.catch_warnings():     # talos_reduced's repaired defects (axes on fixed joints)
-        warnings.simplefilter("ignore", URDFWarning)
-        world.readFile(str(TALOS_WORLD))
-    scene = build_scene(world).scene
-    robot = world.robot(0)
-    structure, gains, q0 = robot.structure, robot.settings["controller"], robot.getConfig()
-    for name in robot.getJointNames():
-        v_index, q_index = structure.joint_v_index[name], structure.joint_q_index[name]
-        scene.robot_kp[0][v_index] = gains["kp"][name]
-        scene.robot_kd[0][v_index] = gains["kd"][name]
-        scene.robot_q_des[0][v_index] = q0[q_index]
-    return scene
+    return ours_pd_robot_scene(TALOS_WORLD)
 
 
 def ours_s8() -> Sim:
-    scene = ours_s8_scene()
-    return Sim(step=lambda n: scene.step(PHYSICS_DT, n),
-               probe=lambda: float(scene.robot_q[0][2]))
+    example_robot_data_share()
+    return ours_pd_robot(TALOS_WORLD)
 
 
 def mujoco_s8(robot: Quadruped) -> Sim:
