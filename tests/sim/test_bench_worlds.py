@@ -119,3 +119,45 @@ def test_talos_stands_half_a_second_on_both_feet(monkeypatch):
     for foot, body, p0 in zip(feet, soles, start):
         assert sim.inContact(foot, ground)
         assert np.linalg.norm(body.getTransform()[1] - p0) < 0.002
+
+
+def test_talos_feet_keep_the_sole_vertices_that_hold_them_and_no_speculative_ones(monkeypatch):
+    # Claim: standing, each ankle's contacts with the ground are vertices of its collision mesh
+    # (read by trimesh, placed by the link's pose: the reference) and are exactly the ones that
+    # may close their gap within a step: every vertex within the rest gap (0.5 mm) of the ground
+    # is a contact, none higher than the band (rest gap + 10 %, + the step's approach) is; the
+    # 36 vertices within the 5 mm padding were 20 contacts per foot before (README, "Contacts a
+    # rigid pair keeps")
+    import trimesh
+
+    share = _example_robot_data_share()
+    monkeypatch.setenv("ROS_PACKAGE_PATH", str(share))
+    world = sim_node.WorldModel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)
+        world.readFile(str(TALOS_WORLD))
+    robot = world.robot(0)
+    sim = sim_node.Simulator(world)
+    ground = world.terrain(0).getID()
+    stl = share / "example-robot-data" / "robots" / "talos_data" / "meshes" / "v2" / "ankle_X_collision.stl"
+    verts = np.asarray(trimesh.load(stl, force="mesh").vertices)
+    sim.enableContactFeedbackAll()
+    sim.simulate(0.5)
+    # the URDF mirrors the left ankle's mesh for the right one (scale 1 -1 1)
+    for name, scale in (("leg_left_6_link", [1, 1, 1]), ("leg_right_6_link", [1, -1, 1])):
+        foot = robot.link(name).getID()
+        R, t = sim.body(foot).getObjectTransform()          # the link frame
+        world_verts = (verts * scale) @ np.asarray(R).T + t
+        within_padding = world_verts[:, 2] <= 0.005
+        assert np.count_nonzero(within_padding) >= 30
+        contacts = sim.getContacts(foot, ground)
+        matched = []
+        for row in contacts:
+            d = np.linalg.norm(world_verts[:, :2] - row[:2], axis=1)
+            assert d.min() < 1e-6                            # a vertex of the mesh
+            matched.append(int(np.argmin(d)))
+        heights = world_verts[matched, 2]
+        assert heights.max() <= 0.00055 + 0.00005        # within the band (approach < 50 um)
+        holding = set(np.flatnonzero(world_verts[:, 2] <= 0.0005).tolist())
+        assert holding and holding <= set(matched)
+        assert len(contacts) <= 8

@@ -3,14 +3,16 @@ into friction patches.
 
     (raw contacts per pair) => contacts, patches (per pair, normal from b to a)
 
-The points kept support the pair within the rest gap plus the step's approach of the deepest;
+The points kept support the pair within the rest gap plus the step's approach of the deepest
+(of a rigid pair, only those that may close their gap this step, and of a flat face only its
+outline: cluster.pyx);
 the contacts of a pair with near normals form a patch (a face, or a curved surface): each
 contact carries its own normal impulse, the patch the friction (constraint.pxd)."""
 from libc.math cimport sqrt, INFINITY
 from libc.stdlib cimport realloc
 from libc.string cimport memset
 
-from sim_node.engine.cluster cimport MAX_GROUPED, cluster_contacts, group_by_normal
+from sim_node.engine.cluster cimport MAX_GROUPED, cluster_contacts, group_by_normal, prune_rigid
 from sim_node.engine.constraint cimport ContactC, PatchC
 from sim_node.engine.geometry cimport RawContact
 from sim_node.engine.spatial cimport dot3, tangent_basis
@@ -23,7 +25,7 @@ cdef void clustering(SceneModel m, SceneData d, double dt) noexcept nogil:
     cdef int sizes[MAX_GROUPED]
     cdef const BodyC* A
     cdef const BodyC* B
-    cdef double norm, along
+    cdef double norm, along, band
     cdef double rel[3]
     cdef RawContact* raw
     cdef RawContact* rc
@@ -41,10 +43,14 @@ cdef void clustering(SceneModel m, SceneData d, double dt) noexcept nogil:
         A = &m.bodies[i]
         B = &m.bodies[j]
         # supporting points: within the rest gap plus the step's approach of the deepest
-        n = cluster_contacts(raw, n, m.max_contacts, MERGE_RADIUS,
-                             REST_GAP_FRACTION * (A.padding + B.padding)
-                             + (d.bodies[i].speed + d.bodies[j].speed) * dt,
-                             d.scratch)
+        band = (REST_GAP_FRACTION * (A.padding + B.padding)
+                + (d.bodies[i].speed + d.bodies[j].speed) * dt)
+        if _harmonic(A.stiffness, B.stiffness) == INFINITY \
+                or _harmonic(A.damping, B.damping) == INFINITY:
+            # rigid (constraints.pyx): only the points that may close their gap this step,
+            # of a flat face too many for max_contacts its outline
+            n = prune_rigid(raw, n, m.max_contacts, band, MERGE_RADIUS, d.scratch)
+        n = cluster_contacts(raw, n, m.max_contacts, MERGE_RADIUS, band, d.scratch)
         d.pair_raw[4 * p + 3] = n
         # a friction patch per group of near normals (a face, or a curved surface)
         ngroup = group_by_normal(raw, n, sizes)
