@@ -315,19 +315,19 @@ cdef int pgs_solve(ContactC* contacts, PatchC* patches, int npatch, RowC* rows, 
         change = 0.0
         scale = 0.0
         if it % 2 == 0:
-            for i in range(nrow):
-                change = max(change, _solve_row(&rows[i], jw, vel))
-                scale = max(scale, fabs(rows[i].lam))
             for k in range(npatch):
                 change = max(change, _solve_patch(&patches[k], contacts, &blocks[patches[k].block],
                                                   jw, vel, True, tolerance, regularization, &scale))
+            for i in range(nrow):
+                change = max(change, _solve_row(&rows[i], jw, vel))
+                scale = max(scale, fabs(rows[i].lam))
         else:
-            for k in range(npatch - 1, -1, -1):
-                change = max(change, _solve_patch(&patches[k], contacts, &blocks[patches[k].block],
-                                                  jw, vel, False, tolerance, regularization, &scale))
             for i in range(nrow - 1, -1, -1):
                 change = max(change, _solve_row(&rows[i], jw, vel))
                 scale = max(scale, fabs(rows[i].lam))
+            for k in range(npatch - 1, -1, -1):
+                change = max(change, _solve_patch(&patches[k], contacts, &blocks[patches[k].block],
+                                                  jw, vel, False, tolerance, regularization, &scale))
         if change <= tolerance * scale:
             return it + 1
     return max_iterations
