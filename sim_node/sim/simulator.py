@@ -27,7 +27,7 @@ from sim_node.engine.api import Status
 from sim_node.model.robot import RobotModel, RobotModelLink, normalized_config
 from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel
 from sim_node.sim import bounds, entities
-from sim_node.sim.build import build_scene
+from sim_node.model.scene import build_scene
 from sim_node.sim.entities import all_entities as _entities
 from sim_node.sim.reset import ResetScope, WorldOrigin, reset_scope
 from sim_node.sim.reset import model_state as _model_state
@@ -219,7 +219,7 @@ class Simulator:
     @property
     def layout(self):
         """How the world's entities map onto the engine's collision bodies and free bodies
-        (sim_node.sim.build.SceneLayout; rebuilt with the engine)."""
+        (sim_node.model.scene.SceneLayout; rebuilt with the engine)."""
         return self._layout
 
     def getTime(self) -> float:

@@ -5,7 +5,7 @@ import pytest
 from scene_helpers import DT, ground
 
 import sim_node
-from sim_node.sim.build import build_scene
+from sim_node.model.scene import build_scene
 
 # A fixed-base chain whose geometry overlaps everywhere: base (welded to the world) - l1 - l2.
 # l1 and l2 are each adjacent to their parent; l2 and the base are not adjacent.
