@@ -23,36 +23,12 @@ from sim_node.model.scene import SceneLayout, build_scene
 from sim_node.model.world import WorldModel
 
 
-def shape_owners(world: WorldModel, layout: SceneLayout):
+def shape_owners(layout: SceneLayout):
     """(entity (nshape,), link (nshape,)) int64 arrays: the entity ID (robot, rigid object or
     terrain: WorldModel.getID numbering) and link index (-1 but for robots) of each shape of
-    layout.scene. Follows sim_node.model.scene.build_scene's order: a robot body's shapes are
-    its links' (structure.body_links) collision elements in link order, those of the links
-    welded to the world the same for the world links."""
-    scene = layout.scene
-    entity = np.full(scene.nshape, -1, np.int64)
-    link = np.full(scene.nshape, -1, np.int64)
-    for b, id_ in enumerate(layout.id_of_body):
-        first, count = scene.body_shapes(b)
-        owner = world.getEntity(id_)
-        if not isinstance(owner, RobotModelLink):
-            entity[first:first + count] = owner.getID()
-            continue
-        robot = owner.getRobot()
-        st = robot.structure
-        robot_body = scene.body_info(b)["robot_body"]
-        links = (st.body_links[robot_body] if robot_body >= 0
-                 else [l for l, f in enumerate(st.link_frames) if f.body < 0])
-        k = first
-        for l in links:
-            n = len(robot.link(l).getCollisionGeometry())
-            entity[k:k + n] = robot.getID()
-            link[k:k + n] = l
-            k += n
-        if k != first + count:      # the builder's order changed: this mapping must follow
-            raise RuntimeError(f"shape_owners: body {b} of '{robot.getName()}' has {count} "
-                               f"shapes, its links {k - first}")
-    return entity, link
+    layout.scene (the layout's shape_owner record)."""
+    owners = np.array(layout.shape_owner, dtype=np.int64).reshape(-1, 2)
+    return np.ascontiguousarray(owners[:, 0]), np.ascontiguousarray(owners[:, 1])
 
 
 class WorldCollider:
@@ -99,7 +75,7 @@ class WorldCollider:
         if self._signature is None:
             self._layout = build_scene(w)
             self._signature = signature
-            entity, link = shape_owners(w, self._layout)
+            entity, link = shape_owners(self._layout)
             self._shapes_of = {}
             for s, (e, l) in enumerate(zip(entity, link)):
                 owner = w.getEntity(int(e)) if l < 0 else w.getEntity(int(e)).link(int(l))
@@ -330,18 +306,56 @@ class WorldCollider:
         others = self._entities(object2, RigidObjectModel, w.numRigidObjects(), w.rigidObject)
         yield from self._pairs(objects, [o for o in others if o not in objects])
 
-    # -- rays (the simulator's ray kernel, on this collider's scene) ----------------------
+    # -- rays (the engine's ray casts, engine/queries/raycast.pyx, on this collider's scene) --
     def rayCast(self, s, d, indices=None):
-        """The first object hit by the ray from s along d, as (object, point) (point: world,
-        [m]); None when nothing is hit. indices: geomList indices to consider (None: all)."""
-        hit = self._ray(s, d, None if indices is None else [self.geomList[k] for k in indices])
-        return hit
+        """The first object hit by the ray from s along the direction d (world [m]; the ray
+        reaches RAY_LENGTH), as (object, point (3,) world [m]), or None. indices: the geomList
+        indices to consider (None: all). What counts as a hit is the engine's (PyBullet's):
+        a solid is hit where the ray enters it, so a ray starting inside one does not hit it."""
+        allowed = None if indices is None else {id(self.geomList[k]) for k in indices}
+        return self._ray(s, d, allowed)
 
     def rayCastRobot(self, robot, s, d):
         """The first link of `robot` hit by the ray, as (link, point), or None."""
         robot = self._robot(robot)
-        return self._ray(s, d, [l for l in robot.links() if id(l) in self._index])
+        return self._ray(s, d, {id(l) for l in robot.links()})
 
-    def _ray(self, s, d, objects):
-        raise NotImplementedError("WorldCollider.rayCast needs the engine's ray casts "
-                                  "(helper R's branch `rays`), not merged yet")
+    def _ray(self, s, d, allowed):
+        s = _finite3(s, "rayCast: s")
+        d = _finite3(d, "rayCast: d")
+        norm = float(np.linalg.norm(d))
+        if norm == 0.0:
+            raise ValueError("rayCast: the direction d is zero")
+        if not np.all(np.abs(s) <= RAY_LENGTH):
+            raise ValueError(f"rayCast: s {s.tolist()} must lie within +-{RAY_LENGTH:g} m")
+        self._update()
+        entity, link = shape_owners(self._layout)
+        end = s + d / norm * RAY_LENGTH
+        origin = s
+        # objects left out are passed through: cast again from just beyond each such hit
+        for _ in range(len(self.geomList) + 1):
+            fraction, shape, point, _ = self._layout.scene.ray_cast(origin[None], end[None],
+                                                                    threads=1)
+            if shape[0] < 0:
+                return None
+            owner = self.world.getEntity(int(entity[shape[0]]))
+            if link[shape[0]] >= 0:
+                owner = owner.link(int(link[shape[0]]))
+            if allowed is None or id(owner) in allowed:
+                return owner, point[0].copy()
+            origin = point[0] + d / norm * RAY_STEP
+        return None
+
+
+RAY_LENGTH = 1e5    # [m] how far WorldCollider's rays reach (and |s| at most)
+RAY_STEP = 1e-9     # [m] a ray passing an object left out goes on from this beyond its hit
+
+
+def _finite3(x, what: str) -> np.ndarray:
+    try:
+        v = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be 3 numbers, got {x!r}") from None
+    if v.shape != (3,) or not np.all(np.isfinite(v)):
+        raise ValueError(f"{what} must be 3 finite numbers, got {x!r}")
+    return v

@@ -53,7 +53,7 @@ class Queries:
     def _owners(self):
         layout = self._sim.layout
         if layout is not self._layout:
-            self._owner_entity, self._owner_link = shape_owners(self._sim.getWorld(), layout)
+            self._owner_entity, self._owner_link = shape_owners(layout)
             self._layout = layout
         return self._owner_entity, self._owner_link
 

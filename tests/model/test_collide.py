@@ -118,7 +118,7 @@ def test_robot_self_collisions_skip_adjacent_links(tmp_path):
 def test_shape_owners_follow_the_scene_layout(tmp_path):
     world, robot = _chain_world(tmp_path)
     layout = build_scene(world)
-    entity, link = shape_owners(world, layout)
+    entity, link = shape_owners(layout)
     assert entity.tolist() == [robot.getID()] * 3
     # the base is welded to the world: its static body comes after the moving ones
     assert sorted(link.tolist()) == [0, 1, 2]
@@ -207,7 +207,7 @@ def test_robot_object_collisions_agree_with_klampt(tmp_path):
         layout = build_scene(world)
         grazing = set()
         # grazing pairs: our distance within 2 mm of contact
-        entity, link_of = shape_owners(world, layout)
+        entity, link_of = shape_owners(layout)
         for name, _, _ in balls:
             obj = world.rigidObject(name)
             mine = np.flatnonzero(entity == obj.getID())
@@ -222,3 +222,92 @@ def test_robot_object_collisions_agree_with_klampt(tmp_path):
         assert strip(ours) == strip(theirs)
         compared += len(strip(ours))
     assert compared >= 5
+
+
+def test_ray_casts_hit_the_first_object_and_pass_those_left_out(tmp_path):
+    # straight down at x = y = 0: sphere a's top (z = 0.19) first, the ground (z = 0) when only
+    # the ground is asked for; nothing above b and c along +z from far away
+    world = _world(tmp_path, BALLS)
+    collider = WorldCollider(world)
+    a, ground = world.rigidObject("a"), world.terrain(0)
+    obj, point = collider.rayCast([0, 0, 2], [0, 0, -3])
+    assert obj is a
+    np.testing.assert_allclose(point, [0, 0, 0.19], atol=1e-12)
+    obj, point = collider.rayCast([0, 0, 2], [0, 0, -1], indices=[collider.geomList.index(ground)])
+    assert obj is ground
+    np.testing.assert_allclose(point, [0, 0, 0], atol=1e-9)
+    assert collider.rayCast([5, 5, 1], [0, 0, 1]) is None
+    # b at (0.19, 0, 0.5) r 0.1, from the side along -x: its surface at x = 0.29
+    obj, point = collider.rayCast([3, 0, 0.5], [-1, 0, 0])
+    assert obj is world.rigidObject("b")
+    np.testing.assert_allclose(point, [0.29, 0, 0.5], atol=1e-12)
+    with pytest.raises(ValueError, match="rayCast: d must be 3 finite numbers"):
+        collider.rayCast([0, 0, 0], [0, float("nan"), 1])
+    with pytest.raises(ValueError, match="the direction d is zero"):
+        collider.rayCast([0, 0, 0], [0, 0, 0])
+
+
+def test_ray_cast_robot_hits_only_its_links(tmp_path):
+    world, robot = _chain_world(tmp_path)
+    collider = WorldCollider(world)
+    # the base box spans x in [-0.2, 0.2], z in [-0.05, 0.05]: from above at x = -0.1
+    link, point = collider.rayCastRobot(robot, [-0.1, 0, 1], [0, 0, -1])
+    assert link is robot.link(0)
+    np.testing.assert_allclose(point, [-0.1, 0, 0.05], atol=1e-12)
+    assert collider.rayCastRobot(robot, [-0.1, 0, 1], [0, 0, 1]) is None
+
+
+KLAMPT_RAYS = textwrap.dedent("""
+    import json, sys
+    from klampt import WorldModel, GeometricPrimitive
+    from klampt.model.collide import WorldCollider
+    spec = json.loads(sys.stdin.read())
+    world = WorldModel()
+    for name, centre, radius in spec["balls"]:
+        obj = world.makeRigidObject(name)
+        prim = GeometricPrimitive()
+        prim.setSphere(centre, radius)
+        obj.geometry().setGeometricPrimitive(prim)
+    collider = WorldCollider(world)
+    out = []
+    for s, d in spec["rays"]:
+        hit = collider.rayCast(s, d)
+        out.append(None if hit is None else [hit[0].getName(), list(hit[1])])
+    print(json.dumps(out))
+""")
+
+
+def test_ray_casts_agree_with_klampt(tmp_path):
+    # 30 spheres, 200 rays from outside the cloud towards random points in it: the same first
+    # sphere and hit point (to 1e-9 m) as klampt 0.10.1's WorldCollider.rayCast
+    python = os.environ.get("KLAMPT_PYTHON", sys.executable)
+    if subprocess.run([python, "-c", "import klampt"], capture_output=True).returncode != 0:
+        pytest.skip("klampt is not installed (pip install klampt==0.10.1.post1 PyOpenGL)")
+    rng = np.random.default_rng(5)
+    balls = [(f"ball{i}", rng.uniform(-1, 1, 3).tolist(), float(rng.uniform(0.05, 0.2)))
+             for i in range(30)]
+    rays = []
+    for _ in range(200):
+        s = rng.normal(size=3)
+        s = 3 * s / np.linalg.norm(s)
+        d = rng.uniform(-1, 1, 3) - s
+        rays.append((s.tolist(), (d / np.linalg.norm(d)).tolist()))  # Klamp't wants unit d
+    result = subprocess.run([python, "-c", KLAMPT_RAYS], capture_output=True, text=True,
+                            input=json.dumps({"balls": balls, "rays": rays}), timeout=300)
+    lines = [l for l in result.stdout.splitlines() if l.startswith("[")]
+    assert lines, result.stderr[-2000:]
+    theirs = json.loads(lines[-1])
+    world = _world(tmp_path, "rigid_objects:\n" + "".join(
+        f"  - {{name: {n}, geometry: {{sphere: {r}}}, mass: 1, pose: {{position: {c}}}}}\n"
+        for n, c, r in balls))
+    collider = WorldCollider(world)
+    hits = 0
+    for (s, d), t in zip(rays, theirs):
+        mine = collider.rayCast(s, d)
+        if t is None:
+            assert mine is None
+            continue
+        assert mine is not None and mine[0].getName() == t[0]
+        np.testing.assert_allclose(mine[1], t[1], atol=1e-9)
+        hits += 1
+    assert 40 <= hits < 200
