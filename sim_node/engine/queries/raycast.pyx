@@ -6,8 +6,10 @@
 A ray is the segment x(t) = origin + t (end - origin), t in [0, 1]. Its hit is the smallest t
 at which it enters a shape; `fraction` = 1 and `shape` = -1 when there is none. Primitives
 (sphere, box, capsule, cylinder, plane) are intersected in closed form in the shape's frame,
-CONVEX hulls by clipping the segment against their face planes, MESH and HEIGHTFIELD
-triangles (Moller-Trumbore) through their BVH.
+CONVEX hulls, MESH and HEIGHTFIELD shapes by their triangles (Moller-Trumbore) through their
+BVH: a hull is entered where the ray first crosses one of its outward-facing triangles. (Not by
+clipping against the face planes: robot link hulls have hundreds of faces — the kuka iiwa's
+250 to 1,029 — and the clip visits every one; the BVH visits a few.)
 
 What counts as a hit follows PyBullet's rayTest (Bullet 3.2.7, measured, tests/engine/
 test_raycast.py):
@@ -46,19 +48,19 @@ cdef inline double _dot(const double* a, const double* b) noexcept nogil:
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-cdef inline bint _ray_box(const double* lo, const double* hi, const double* o, const double* d,
-                          double tmax) noexcept nogil:
-    # the segment o + t d, t in [0, tmax], meets the closed box [lo, hi] (slabs)
-    cdef double t0 = 0.0, t1 = tmax, a, b, inv
+cdef inline bint _ray_box(const double* lo, const double* hi, const double* o,
+                          const double* inv, double tmax) noexcept nogil:
+    # the segment o + t d, t in [0, tmax], meets the closed box [lo, hi] (slabs); inv[k] =
+    # 1 / d[k], +-inf where d[k] = 0 (then the slab holds o or nothing)
+    cdef double t0 = 0.0, t1 = tmax, a, b
     cdef int k
     for k in range(3):
-        if d[k] == 0.0:
+        if inv[k] == INFINITY or inv[k] == -INFINITY:
             if o[k] < lo[k] or o[k] > hi[k]:
                 return False
             continue
-        inv = 1.0 / d[k]
-        a = (lo[k] - o[k]) * inv
-        b = (hi[k] - o[k]) * inv
+        a = (lo[k] - o[k]) * inv[k]
+        b = (hi[k] - o[k]) * inv[k]
         if a > b:
             a, b = b, a
         if a > t0:
@@ -68,6 +70,12 @@ cdef inline bint _ray_box(const double* lo, const double* hi, const double* o, c
         if t0 > t1:
             return False
     return True
+
+
+cdef inline void _inverse(const double* d, double* inv) noexcept nogil:
+    cdef int k
+    for k in range(3):
+        inv[k] = 1.0 / d[k] if d[k] != 0.0 else INFINITY
 
 
 cdef inline bint _sphere(const double* o, const double* d, double r, double tmax, double* t,
@@ -223,45 +231,11 @@ cdef inline bint _plane(const double* o, const double* d, double tmax, double* t
     return True
 
 
-cdef inline bint _convex(const MeshC* mesh, const double* o, const double* d, double tmax,
-                         double* t, double* n) noexcept nogil:
-    # clip the segment by every face plane n_f . x <= n_f . v_f of the hull
-    cdef double tin = -INFINITY, tout = INFINITY, dist, denom, tf
-    cdef int f, entering = -1
-    cdef const double* nf
-    cdef const double* v
-    for f in range(mesh.nface):
-        nf = &mesh.face_normals[3 * f]
-        v = &mesh.verts[3 * mesh.face_verts[mesh.face_start[f]]]
-        dist = nf[0] * (v[0] - o[0]) + nf[1] * (v[1] - o[1]) + nf[2] * (v[2] - o[2])
-        denom = _dot(nf, d)
-        if denom == 0.0:
-            if dist <= 0.0:
-                return False    # outside this face's plane (or on it), moving along it
-            continue
-        tf = dist / denom
-        if denom < 0.0:
-            if tf > tin:
-                tin = tf
-                entering = f
-        elif tf < tout:
-            tout = tf
-        if tin >= tout or tin >= tmax:
-            return False
-    if entering < 0 or tin < 0.0:
-        return False
-    t[0] = tin
-    nf = &mesh.face_normals[3 * entering]
-    n[0] = nf[0]
-    n[1] = nf[1]
-    n[2] = nf[2]
-    return True
-
-
 cdef inline bint _triangle(const double* v0, const double* v1, const double* v2,
-                           const double* o, const double* d, double tmax, double* t,
-                           double* n) noexcept nogil:
-    # Moller-Trumbore, both sides; hits strictly inside (0, tmax)
+                           const double* o, const double* d, double tmax, bint entering,
+                           double* t, double* n) noexcept nogil:
+    # Moller-Trumbore; hits strictly inside (0, tmax). entering: only where the ray enters
+    # the counter-clockwise (outward) side, det = -d . (e1 x e2) > 0; else both sides
     cdef double e1[3]
     cdef double e2[3]
     cdef double pv[3]
@@ -277,7 +251,7 @@ cdef inline bint _triangle(const double* v0, const double* v1, const double* v2,
     pv[1] = d[2] * e2[0] - d[0] * e2[2]
     pv[2] = d[0] * e2[1] - d[1] * e2[0]
     det = _dot(e1, pv)
-    if det == 0.0:
+    if det == 0.0 or (entering and det < 0.0):
         return False
     inv = 1.0 / det
     u = _dot(tv, pv) * inv
@@ -297,16 +271,18 @@ cdef inline bint _triangle(const double* v0, const double* v1, const double* v2,
     n[1] = e1[2] * e2[0] - e1[0] * e2[2]
     n[2] = e1[0] * e2[1] - e1[1] * e2[0]
     inv = sqrt(_dot(n, n))
-    if _dot(n, d) > 0.0:
-        inv = -inv              # towards the ray's origin
+    if det < 0.0:
+        inv = -inv              # towards the ray's origin (d . n > 0)
     for k in range(3):
         n[k] /= inv
     return True
 
 
-cdef bint _mesh(const MeshC* mesh, const double* o, const double* d, double tmax, double* t,
-                double* n) noexcept nogil:
-    # nearest triangle hit: depth-first through the BVH, pruning boxes beyond the best so far
+cdef bint _mesh(const MeshC* mesh, const double* o, const double* d, double tmax,
+                bint entering, double* t, double* n) noexcept nogil:
+    # nearest triangle hit: depth-first through the BVH, pruning boxes beyond the best so far.
+    # A convex hull (entering = 1) is entered where the ray first crosses one of its
+    # triangles from outside; a ray from inside crosses them only outwards: no hit.
     cdef const BVH* tree = &mesh.bvh
     cdef int stack[BVH_STACK]
     cdef int top = 0, node, s, tri
@@ -314,20 +290,22 @@ cdef bint _mesh(const MeshC* mesh, const double* o, const double* d, double tmax
     cdef const double* verts = mesh.verts
     cdef double best = tmax
     cdef bint found = False
+    cdef double inv[3]
     if tree.nnode == 0:
         return False
+    _inverse(d, inv)
     stack[0] = 0
     top = 1
     while top > 0:
         top -= 1
         node = stack[top]
-        if not _ray_box(&tree.bounds[6 * node], &tree.bounds[6 * node + 3], o, d, best):
+        if not _ray_box(&tree.bounds[6 * node], &tree.bounds[6 * node + 3], o, inv, best):
             continue
         if tree.child[2 * node] < 0:
             for s in range(tree.first[node], tree.first[node] + tree.count[node]):
                 tri = tree.item[s]
                 if _triangle(&verts[3 * tris[3 * tri]], &verts[3 * tris[3 * tri + 1]],
-                             &verts[3 * tris[3 * tri + 2]], o, d, best, t, n):
+                             &verts[3 * tris[3 * tri + 2]], o, d, best, entering, t, n):
                     best = t[0]
                     found = True
         else:
@@ -367,9 +345,9 @@ cdef bint ray_shape(const ShapeC* s, const double* o_W, const double* d_W, doubl
     elif s.type == SHAPE_PLANE:
         hit = _plane(o, d, tmax, t, n)
     elif s.type == SHAPE_CONVEX:
-        hit = _convex(s.mesh, o, d, tmax, t, n)
+        hit = _mesh(s.mesh, o, d, tmax, True, t, n)
     elif s.type == SHAPE_MESH or s.type == SHAPE_HEIGHTFIELD:
-        hit = _mesh(s.mesh, o, d, tmax, t, n)
+        hit = _mesh(s.mesh, o, d, tmax, False, t, n)
     else:
         hit = False
     if hit:
@@ -384,19 +362,23 @@ cdef void _cast_one(const BodyC* bodies, const BodyStateC* states, const ShapeC*
                     double* normal) noexcept nogil:
     # one ray against the candidate bodies: box of the body, box of the shape, the shape
     cdef double d[3]
+    cdef double inv[3]
     cdef double n[3]
     cdef double best = 1.0, t
     cdef int c, b, j, k, found = -1
     for k in range(3):
         d[k] = e[k] - o[k]
         normal[k] = 0.0
+    _inverse(d, inv)
     if d[0] != 0.0 or d[1] != 0.0 or d[2] != 0.0:
         for c in range(ncand):
             b = candidates[c]
-            if not _ray_box(states[b].lo, states[b].hi, o, d, best):
+            if not _ray_box(states[b].lo, states[b].hi, o, inv, best):
                 continue
             for j in range(bodies[b].first_shape, bodies[b].first_shape + bodies[b].nshape):
-                if not _ray_box(shapes[j].lo, shapes[j].hi, o, d, best):
+                # (a body of one shape: the body's box was that shape's)
+                if bodies[b].nshape > 1 and not _ray_box(shapes[j].lo, shapes[j].hi, o, inv,
+                                                         best):
                     continue
                 if ray_shape(&shapes[j], o, d, best, &t, n):
                     best = t
