@@ -356,35 +356,142 @@ cdef bint ray_shape(const ShapeC* s, const double* o_W, const double* d_W, doubl
     return hit
 
 
+cdef enum:
+    TOP_LEAF = 2            # bodies per leaf of the per-call tree over the bodies' boxes
+
+
+cdef struct TopTree:
+    # An AABB tree over the bounded candidate bodies, built per call from their world boxes
+    # (median splits along the longest axis of the box centres); bodies with an unbounded box
+    # (planes, heightfields) are tested by every ray, first, so that their hits prune the tree
+    int nnode
+    double* box             # [nnode*6] lo x, y, z, hi x, y, z
+    int* child              # [nnode*2] left, right (-1: a leaf)
+    int* first              # [nnode] a leaf's bodies: item[first : first + count]
+    int* count
+    int* item               # [nbounded] body indices, leaf-contiguous
+    int nunbounded
+    int* unbounded          # [nunbounded] body indices
+
+
+cdef void _select(int* item, const double* centre, int axis, int lo, int hi,
+                  int nth) noexcept nogil:
+    # Hoare's selection: reorder item[lo:hi] so that item[nth] holds the nth smallest centre
+    # along axis, no larger ones before it and no smaller ones after
+    cdef int i, j, swap
+    cdef double pivot
+    while hi - lo > 1:
+        pivot = centre[3 * item[(lo + hi) // 2] + axis]
+        i = lo
+        j = hi - 1
+        while i <= j:
+            while centre[3 * item[i] + axis] < pivot:
+                i += 1
+            while centre[3 * item[j] + axis] > pivot:
+                j -= 1
+            if i <= j:
+                swap = item[i]
+                item[i] = item[j]
+                item[j] = swap
+                i += 1
+                j -= 1
+        if nth <= j:
+            hi = j + 1
+        elif nth >= i:
+            lo = i
+        else:
+            return
+
+
+cdef int _build(TopTree* t, const BodyStateC* states, const double* centre, int start,
+                int end) noexcept nogil:
+    # the node over item[start:end]; returns its index
+    cdef int node = t.nnode, s, k, axis = 0, left, right
+    cdef double* box = &t.box[6 * node]
+    cdef double cmin[3]
+    cdef double cmax[3]
+    cdef const BodyStateC* b
+    t.nnode += 1
+    for k in range(3):
+        box[k] = cmin[k] = INFINITY
+        box[3 + k] = cmax[k] = -INFINITY
+    for s in range(start, end):
+        b = &states[t.item[s]]
+        for k in range(3):
+            box[k] = min(box[k], b.lo[k])
+            box[3 + k] = max(box[3 + k], b.hi[k])
+            cmin[k] = min(cmin[k], centre[3 * t.item[s] + k])
+            cmax[k] = max(cmax[k], centre[3 * t.item[s] + k])
+    for k in range(1, 3):
+        if cmax[k] - cmin[k] > cmax[axis] - cmin[axis]:
+            axis = k
+    t.child[2 * node] = t.child[2 * node + 1] = -1
+    t.first[node] = start
+    t.count[node] = end - start
+    if end - start <= TOP_LEAF or cmax[axis] == cmin[axis]:
+        return node
+    _select(t.item, centre, axis, start, end, (start + end) // 2)
+    left = _build(t, states, centre, start, (start + end) // 2)
+    right = _build(t, states, centre, (start + end) // 2, end)
+    t.child[2 * node] = left
+    t.child[2 * node + 1] = right
+    t.count[node] = 0
+    return node
+
+
+cdef inline void _cast_body(const BodyC* body, const ShapeC* shapes, const double* o,
+                            const double* d, const double* inv, double* best, int* found,
+                            double* normal) noexcept nogil:
+    # the ray against a body's shapes, keeping the nearest hit so far
+    cdef int j, k
+    cdef double t
+    cdef double n[3]
+    for j in range(body.first_shape, body.first_shape + body.nshape):
+        # (a body of one shape: its box, tested already, is that shape's)
+        if body.nshape > 1 and not _ray_box(shapes[j].lo, shapes[j].hi, o, inv, best[0]):
+            continue
+        if ray_shape(&shapes[j], o, d, best[0], &t, n):
+            best[0] = t
+            found[0] = j
+            for k in range(3):
+                normal[k] = n[k]
+
+
 cdef void _cast_one(const BodyC* bodies, const BodyStateC* states, const ShapeC* shapes,
-                    const int* candidates, int ncand, const double* o, const double* e,
-                    double* fraction, cnp.int64_t* shape, double* point,
-                    double* normal) noexcept nogil:
-    # one ray against the candidate bodies: box of the body, box of the shape, the shape
+                    const TopTree* tree, const double* o, const double* e, double* fraction,
+                    cnp.int64_t* shape, double* point, double* normal) noexcept nogil:
+    # one ray: the unbounded bodies, then down the tree: box of a node, of a body, a shape
     cdef double d[3]
     cdef double inv[3]
-    cdef double n[3]
-    cdef double best = 1.0, t
-    cdef int c, b, j, k, found = -1
+    cdef double best = 1.0
+    cdef int stack[BVH_STACK]
+    cdef int top, node, s, k, found = -1
     for k in range(3):
         d[k] = e[k] - o[k]
         normal[k] = 0.0
     _inverse(d, inv)
     if d[0] != 0.0 or d[1] != 0.0 or d[2] != 0.0:
-        for c in range(ncand):
-            b = candidates[c]
-            if not _ray_box(states[b].lo, states[b].hi, o, inv, best):
+        for s in range(tree.nunbounded):
+            _cast_body(&bodies[tree.unbounded[s]], shapes, o, d, inv, &best, &found, normal)
+        top = 0
+        if tree.nnode > 0:
+            stack[0] = 0
+            top = 1
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            if not _ray_box(&tree.box[6 * node], &tree.box[6 * node + 3], o, inv, best):
                 continue
-            for j in range(bodies[b].first_shape, bodies[b].first_shape + bodies[b].nshape):
-                # (a body of one shape: the body's box was that shape's)
-                if bodies[b].nshape > 1 and not _ray_box(shapes[j].lo, shapes[j].hi, o, inv,
-                                                         best):
-                    continue
-                if ray_shape(&shapes[j], o, d, best, &t, n):
-                    best = t
-                    found = j
-                    for k in range(3):
-                        normal[k] = n[k]
+            if tree.child[2 * node] < 0:
+                for s in range(tree.first[node], tree.first[node] + tree.count[node]):
+                    if tree.count[node] == 1 or _ray_box(states[tree.item[s]].lo,
+                                                         states[tree.item[s]].hi, o, inv, best):
+                        _cast_body(&bodies[tree.item[s]], shapes, o, d, inv, &best, &found,
+                                   normal)
+            else:
+                stack[top] = tree.child[2 * node]
+                stack[top + 1] = tree.child[2 * node + 1]
+                top += 2
     fraction[0] = best
     shape[0] = found
     for k in range(3):
@@ -400,20 +507,52 @@ def ray_cast(SceneModel m, SceneData d, const double[:, ::1] origins, const doub
     point (N, 3) the world hit point (the end when none) [m], normal (N, 3) the unit world
     normal (zeros when none). The bodies' placements are those of the last kinematics pass."""
     cdef Py_ssize_t N = origins.shape[0], i
-    cdef int ncand = 0, b, nt
-    cdef int* candidates = <int*> malloc((m.nbody + 1) * sizeof(int))
-    if candidates == NULL:
-        raise MemoryError("ray_cast: no memory for the candidate bodies")
-    for b in range(m.nbody):
-        if m.bodies[b].enabled and m.bodies[b].nshape > 0 and (m.bodies[b].group & mask) != 0:
-            candidates[ncand] = b
-            ncand += 1
-    nt = max(1, min(threads, <int> (N // MIN_RAYS_PER_THREAD)))
+    cdef int nbounded = 0, b, k, nt
+    cdef bint bounded
+    cdef int nb = max(m.nbody, 1)
+    cdef TopTree tree
+    cdef double* centre = <double*> malloc(3 * nb * sizeof(double))
+    tree.nnode = 0
+    tree.nunbounded = 0
+    tree.box = <double*> malloc(12 * nb * sizeof(double))
+    tree.child = <int*> malloc(4 * nb * sizeof(int))
+    tree.first = <int*> malloc(2 * nb * sizeof(int))
+    tree.count = <int*> malloc(2 * nb * sizeof(int))
+    tree.item = <int*> malloc(nb * sizeof(int))
+    tree.unbounded = <int*> malloc(nb * sizeof(int))
     try:
+        if (centre == NULL or tree.box == NULL or tree.child == NULL or tree.first == NULL
+                or tree.count == NULL or tree.item == NULL or tree.unbounded == NULL):
+            raise MemoryError("ray_cast: no memory for the tree over the bodies")
+        for b in range(m.nbody):
+            if not (m.bodies[b].enabled and m.bodies[b].nshape > 0
+                    and (m.bodies[b].group & mask) != 0):
+                continue
+            bounded = True
+            for k in range(3):
+                centre[3 * b + k] = 0.5 * (d.bodies[b].lo[k] + d.bodies[b].hi[k])
+                if not (-INFINITY < d.bodies[b].lo[k] and d.bodies[b].hi[k] < INFINITY):
+                    bounded = False
+            if bounded:
+                tree.item[nbounded] = b
+                nbounded += 1
+            else:
+                tree.unbounded[tree.nunbounded] = b
+                tree.nunbounded += 1
         if N == 0:
             return
+        with nogil:
+            if nbounded > 0:
+                _build(&tree, d.bodies, centre, 0, nbounded)
+        nt = max(1, min(threads, <int> (N // MIN_RAYS_PER_THREAD)))
         for i in prange(N, nogil=True, schedule="guided", num_threads=nt):
-            _cast_one(m.bodies, d.bodies, d.shapes, candidates, ncand, &origins[i, 0],
-                      &ends[i, 0], &fraction[i], &shape[i], &point[i, 0], &normal[i, 0])
+            _cast_one(m.bodies, d.bodies, d.shapes, &tree, &origins[i, 0], &ends[i, 0],
+                      &fraction[i], &shape[i], &point[i, 0], &normal[i, 0])
     finally:
-        free(candidates)
+        free(centre)
+        free(tree.box)
+        free(tree.child)
+        free(tree.first)
+        free(tree.count)
+        free(tree.item)
+        free(tree.unbounded)
