@@ -11,10 +11,12 @@ BVH: a hull is entered where the ray first crosses one of its outward-facing tri
 clipping against the face planes: robot link hulls have hundreds of faces — the kuka iiwa's
 250 to 1,029 — and the clip visits every one; the BVH visits a few.)
 
-What counts as a hit follows PyBullet's rayTest (Bullet 3.2.7, measured, tests/engine/
-test_raycast.py):
+What counts as a hit follows PyBullet's rayTest (Bullet 3.2.7, measured side by side in
+tests/sim/test_rays.py):
 - solids (sphere, box, capsule, cylinder, convex): hit only where the ray enters from outside;
-  a ray starting inside (or on the surface, leaving) does not hit that shape;
+  a ray starting inside (or on the surface, leaving) does not hit that shape (PyBullet's GJK
+  casts report fraction 0 for about half the directions from inside, nothing for the rest:
+  we take the consistent rule that lets a sensor inside its own link's hull see out);
 - surfaces (plane, mesh, heightfield triangles) are two-sided: a ray crossing from either side
   hits, with the normal turned towards the ray's origin; a ray starting or ending exactly on
   the surface does not hit it;
@@ -23,8 +25,6 @@ test_raycast.py):
 Only bodies with `enabled` set and (mask & group) != 0 are hit; the placements are those of
 the last kinematics pass (the Scene refreshes them first).
 """
-import numpy as np
-
 cimport numpy as cnp
 from cython.parallel cimport prange
 from libc.math cimport INFINITY, fabs, sqrt
@@ -281,8 +281,9 @@ cdef inline bint _triangle(const double* v0, const double* v1, const double* v2,
 cdef bint _mesh(const MeshC* mesh, const double* o, const double* d, double tmax,
                 bint entering, double* t, double* n) noexcept nogil:
     # nearest triangle hit: depth-first through the BVH, pruning boxes beyond the best so far.
-    # A convex hull (entering = 1) is entered where the ray first crosses one of its
-    # triangles from outside; a ray from inside crosses them only outwards: no hit.
+    # A convex hull (entering = 1; sim/build.py convex_mesh_arrays gives it the full tree over
+    # its triangles, counter-clockwise seen from outside) is entered where the ray first
+    # crosses one of its triangles from outside; a ray from inside crosses them only outwards.
     cdef const BVH* tree = &mesh.bvh
     cdef int stack[BVH_STACK]
     cdef int top = 0, node, s, tri
