@@ -710,9 +710,8 @@ def _ray_points(x, str what, Py_ssize_t n):
                          "(cast more in chunks)")
     if n >= 0 and a.shape[0] != n:
         raise ValueError(f"ray_cast: {n} origins but {a.shape[0]} ends")
-    bad = ~(np.abs(a) <= MAX_RAY_COORDINATE)
-    if bad.any():
-        i, k = np.argwhere(bad)[0]
+    if a.size and not np.abs(a).max() <= MAX_RAY_COORDINATE:     # (NaN fails too)
+        i, k = np.argwhere(~(np.abs(a) <= MAX_RAY_COORDINATE))[0]
         raise ValueError(f"ray_cast: {what}[{i}, {k}] = {float(a[i, k])!r}; coordinates must be finite "
                          f"and within +-{MAX_RAY_COORDINATE:g} m")
     return a

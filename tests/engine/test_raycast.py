@@ -317,3 +317,31 @@ def pile(tmp_path_factory):
     terrain = "  - name: ground\n    geometry: {plane: {normal: [0, 0, 1], offset: -2.5}}\n"
     world, sim = _world(tmp, objects, terrain)
     return sim
+
+
+def test_many_spheres_agree_with_a_brute_force_closed_form(tmp_path):
+    # 150 spheres: the per-call tree over the bodies prunes, and loses no hit
+    rng = np.random.default_rng(21)
+    centres = rng.uniform(-3, 3, (150, 3)).round(4)
+    radii = rng.uniform(0.05, 0.3, 150).round(4)
+    world, sim = _world(tmp_path, "".join(_object(f"s{i}", f"{{sphere: {r}}}", c.tolist())
+                                          for i, (c, r) in enumerate(zip(centres, radii))))
+    o = rng.uniform(-4, 4, (3000, 3))
+    e = rng.uniform(-4, 4, (3000, 3))
+    f, shape, point, normal = _cast(sim, o, e)
+    # closed form: entry t of every ray into every sphere whose surface it crosses from outside
+    d = e - o
+    oc = o[:, None, :] - centres[None, :, :]
+    a = np.einsum("ij,ij->i", d, d)[:, None]
+    b = np.einsum("ikj,ij->ik", oc, d)
+    c = np.einsum("ikj,ikj->ik", oc, oc) - radii[None, :] ** 2
+    disc = b * b - a * c
+    with np.errstate(invalid="ignore"):
+        t = (-b - np.sqrt(disc)) / a
+    valid = (c > 0) & (b < 0) & (disc > 0) & (t < 1.0)
+    t = np.where(valid, t, np.inf)
+    nearest = np.argmin(t, axis=1)
+    expected = np.where(np.isfinite(t.min(axis=1)), nearest, -1)
+    assert (expected >= 0).sum() > 500
+    np.testing.assert_array_equal(shape, expected)
+    np.testing.assert_allclose(f[expected >= 0], t.min(axis=1)[expected >= 0], atol=1e-12)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sim_node
 from sim_node.sim.rays import RayHits
@@ -364,3 +366,34 @@ def test_a_ray_cast_changes_no_bit_of_the_run(tmp_path):
                 sim.rayCast([[0, 0, 2]] * 100, np.random.default_rng(1).uniform(-1, 1, (100, 3)))
         runs.append(sim.getState())
     assert runs[0] == runs[1]
+
+
+_hostile = st.one_of(
+    st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=7),
+    st.lists(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=0, max_size=4),
+             max_size=4),
+    st.text(max_size=5), st.none(), st.integers(-10**30, 10**30),
+    st.lists(st.lists(st.floats(-1e7, 1e7), min_size=3, max_size=3), min_size=1, max_size=4))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_hostile, _hostile)
+def test_hostile_input_is_refused_with_a_value_error_or_answered_without_nan(ball_sim, a, b):
+    try:
+        hits = ball_sim.rayCast(a, b)
+    except ValueError as error:
+        assert "ray" in str(error).lower() and "Error" not in str(error)
+        return
+    for field in hits:
+        assert np.isfinite(np.asarray(field, dtype=float)).all()
+
+
+@pytest.fixture(scope="module")
+def ball_sim(tmp_path_factory):
+    return _world(tmp_path_factory.mktemp("ball") / "w.yaml", """
+rigid_objects:
+  - name: ball
+    geometry: {sphere: 0.5}
+    mass: 1.0
+    pose: {position: [0, 0, 1]}
+""")[1]
