@@ -102,6 +102,8 @@ cdef void _emit(const double* a, const double* b, const double* c, const unsigne
         # image y points down and the corners run clockwise on screen: top edges run along +x,
         # left edges upwards
         s.top_left[k] = 1 if (dy < 0.0 or (dy == 0.0 and dx > 0.0)) else 0
+        s.dx[k] = dx
+        s.dy[k] = dy
     s.rgb[0] = rgb[0]
     s.rgb[1] = rgb[1]
     s.rgb[2] = rgb[2]
@@ -171,58 +173,61 @@ cdef void _setup_triangle(const double* a, const double* b, const double* c,
         _emit(poly[0], poly[2], poly[3], rgb, segment, fx, fy, cx, cy, width, height, &out[1])
 
 
+cdef inline bint _covers(const ScreenTriangle* s, int k, double e_row, double px) noexcept nogil:
+    """Pixel centre px (on the row whose edge term is e_row) on the inner side of edge k."""
+    cdef double e = e_row - s.dy[k] * (px - s.x[k])
+    return e > 0.0 or (e == 0.0 and s.top_left[k])
+
+
 cdef void _raster_band(const ScreenTriangle* screen, Py_ssize_t nslot, int row_lo, int row_hi,
                        int width, double inv_far, double* invz, int* winner) noexcept nogil:
     """Depth-test every slot's pixels in image rows [row_lo, row_hi)."""
     cdef Py_ssize_t t
     cdef const ScreenTriangle* s
-    cdef int row, col, c_lo, c_hi, k, ok, y0, y1
-    cdef double py, px, lo, hi, dx, dy, e_row, e, w, bound
-    cdef double rows_e[3]
+    cdef int row, col, c_lo, c_hi, k, y0, y1
+    cdef double py, e_row, w, dw, bound
     for t in range(nslot):
         s = &screen[t]
         y0 = s.y_lo if s.y_lo > row_lo else row_lo
         y1 = s.y_hi if s.y_hi < row_hi - 1 else row_hi - 1
         for row in range(y0, y1 + 1):
             py = row + 0.5
-            lo = s.x_lo
-            hi = s.x_hi
-            ok = 1
-            # the span the three edges leave on this row, widened by a pixel against rounding;
-            # the exact test below decides
+            c_lo = s.x_lo
+            c_hi = s.x_hi
+            # each edge bounds the row's span on one side (coverage is monotonic along the row):
+            # start from the column its line crosses and step to the exact boundary
             for k in range(3):
-                dx = s.x[(k + 1) % 3] - s.x[k]
-                dy = s.y[(k + 1) % 3] - s.y[k]
-                e_row = dx * (py - s.y[k])
-                rows_e[k] = e_row
-                if dy > 0.0:
-                    bound = s.x[k] + e_row / dy - 0.5
-                    if bound + 1.0 < hi:
-                        hi = bound + 1.0
-                elif dy < 0.0:
-                    bound = s.x[k] + e_row / dy - 0.5
-                    if bound - 1.0 > lo:
-                        lo = bound - 1.0
-                elif e_row < 0.0 or (e_row == 0.0 and not s.top_left[k]):
-                    ok = 0
-            if not ok or lo > hi:
-                continue
-            c_lo = <int>ceil(lo)
-            c_hi = <int>floor(hi)
-            for col in range(c_lo, c_hi + 1):
-                px = col + 0.5
-                ok = 1
-                for k in range(3):
-                    e = rows_e[k] - (s.y[(k + 1) % 3] - s.y[k]) * (px - s.x[k])
-                    if e < 0.0 or (e == 0.0 and not s.top_left[k]):
-                        ok = 0
-                        break
-                if not ok:
+                e_row = s.dx[k] * (py - s.y[k])
+                if s.dy[k] == 0.0:
+                    if not (e_row > 0.0 or (e_row == 0.0 and s.top_left[k])):
+                        c_hi = c_lo - 1
                     continue
-                w = s.w0 + s.wx * (px - s.x[0]) + s.wy * (py - s.y[0])
+                bound = floor(s.x[k] + e_row / s.dy[k] - 0.5)
+                if s.dy[k] > 0.0:           # covered left of the line: bounds c_hi
+                    col = <int>_clamp(bound, c_lo - 1.0, c_hi)
+                    while col >= c_lo and not _covers(s, k, e_row, col + 0.5):
+                        col -= 1
+                    while col + 1 <= c_hi and _covers(s, k, e_row, col + 1.5):
+                        col += 1
+                    c_hi = col
+                else:                       # covered right of the line: bounds c_lo
+                    col = <int>_clamp(bound + 1.0, c_lo, c_hi + 1.0)
+                    while col <= c_hi and not _covers(s, k, e_row, col + 0.5):
+                        col += 1
+                    while col - 1 >= c_lo and _covers(s, k, e_row, col - 0.5):
+                        col -= 1
+                    c_lo = col
+                if c_lo > c_hi:
+                    break
+            if c_lo > c_hi:
+                continue
+            w = s.w0 + s.wx * (c_lo + 0.5 - s.x[0]) + s.wy * (py - s.y[0])
+            dw = s.wx
+            for col in range(c_lo, c_hi + 1):
                 if w > invz[row * width + col] and w >= inv_far:
                     invz[row * width + col] = w
                     winner[row * width + col] = <int>t
+                w += dw
 
 
 cdef class Rasterizer:
