@@ -522,7 +522,9 @@ def get_camera_image(sim, width, height, view_matrix=None, projection_matrix=Non
     rgba[..., :3] = image.rgb
     rgba[..., 3] = 255
     z = image.depth.astype(np.float64)
-    buffer = np.where(np.isfinite(z), far * (z - near) / (z * (far - near)), 1.0)
+    seen = np.isfinite(z)
+    buffer = np.ones_like(z)
+    buffer[seen] = far * (z[seen] - near) / (z[seen] * (far - near))
     segmentation = image.segmentation
     if segmentation is not None and not flags & ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX:
         segmentation = np.where(segmentation < 0, -1, segmentation & 0xFFFFFF).astype(np.int32)
