@@ -221,11 +221,12 @@ class _RenderModel:
             offset += len(v)
         cat = (lambda arrays, shape, dtype: np.concatenate(arrays).astype(dtype) if arrays
                else np.empty(shape, dtype))
-        self.rasterizer = Rasterizer(cat(vertices, (0, 3), np.float64),
-                                     cat(vertex_instance, (0,), np.int32),
-                                     cat(triangles, (0, 3), np.int32),
-                                     cat(triangle_instance, (0,), np.int32),
-                                     cat(colors, (0, 3), np.float32), max(len(self.sources), 1))
+        # (vertices (V, 3) in their instance's frame, vertex instance (V,), triangles (T, 3),
+        # triangle instance (T,)): the render model as arrays, for tools (bench/sensors.py)
+        self.arrays = (cat(vertices, (0, 3), np.float64), cat(vertex_instance, (0,), np.int32),
+                       cat(triangles, (0, 3), np.int32), cat(triangle_instance, (0,), np.int32))
+        self.rasterizer = Rasterizer(*self.arrays, cat(colors, (0, 3), np.float32),
+                                     max(len(self.sources), 1))
 
     def _add(self, source, segment, elements, default_color, segments, parts):
         vs, fs, cs = [], [], []
