@@ -215,6 +215,35 @@ rigid_objects:
     assert now.depth[20, 20] > then.depth[20, 20] + 0.1
 
 
+def test_a_worker_renders_a_snapshot_while_the_physics_steps(box_pile_sim):
+    import threading
+
+    sim = box_pile_sim
+    cam = Camera(sim, 64, 48, fov_x=1.2)
+    R, t = _look_at([0.8, 0.6, 0.7], [0.0, 0.0, 0.05])
+    snap = cam.snapshot()
+    reference = cam.render(R, t, snapshot=snap, segmentation=True, threads=1)
+    frames, errors = [], []
+
+    def worker():
+        try:
+            for _ in range(20):
+                frames.append(cam.render(R, t, snapshot=snap, segmentation=True, threads=2))
+        except Exception as exc:       # reported below
+            errors.append(exc)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    while thread.is_alive():
+        sim.simulate(0.005)
+    thread.join()
+    assert not errors and len(frames) == 20
+    for frame in frames:
+        assert np.array_equal(frame.depth, reference.depth)
+        assert np.array_equal(frame.segmentation, reference.segmentation)
+    assert (reference.segmentation >= 0).sum() > 0.5 * 64 * 48
+
+
 # -- hostile input -----------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs, message", [
     (dict(width=0), "width"), (dict(height=-3), "height"), (dict(width=20000), "width"),
