@@ -1,8 +1,9 @@
 """The engine's Python face: `Scene`, a SceneModel and a SceneData stepped by the pipeline.
 
-The only engine object the layers above use (built by sim_node.sim.build). It validates at the
+The only engine object the layers above use (built by sim_node.model.scene). It validates at the
 boundary and delegates; the physics is in pipeline/, the state bytes in state.pyx, the contact
-readouts and other queries in queries/ (contacts, aabb). The state lives in numpy arrays exposed as attributes: robot_q[r],
+readouts and other queries in queries/ (contacts, aabb, distance, raycast). The state lives
+in numpy arrays exposed as attributes: robot_q[r],
 robot_v[r], free_state (n, 13) (com position, quaternion xyzw, com velocity, angular velocity,
 all world), and the per-step inputs robot_tau_ff[r], robot_kp[r], robot_kd[r], robot_q_des[r],
 robot_v_des[r], robot_tau_ext[r], free_wrench (n, 6).
@@ -15,7 +16,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memmove
 
 from sim_node.engine import state
-from sim_node.engine.queries import aabb, contacts
+from sim_node.engine.queries import aabb, contacts, distance, raycast
 from sim_node.engine.pipeline.actuation cimport advance_target
 from sim_node.engine.pipeline.feedback cimport feedback_entry
 from sim_node.engine.pipeline.kinematics cimport kinematics as kinematics_stage
@@ -84,6 +85,10 @@ class Status(enum.IntEnum):
 MAX_POSITION_TARGET = 1e4               # [rad or m]
 MAX_VELOCITY_TARGET = 1e4               # [rad/s or m/s]
 MAX_FEEDFORWARD = 1e9                   # [N m or N]
+# Bounds of ray casts (Scene.ray_cast): rays per call (outputs take 64 bytes a ray: 2,000,000
+# is a 1080p image's worth, 128 MB) and the coordinates of their ends
+MAX_RAYS = 2_000_000
+MAX_RAY_COORDINATE = 1e6                # [m]
 
 # the pipeline's stages in step order (types.pxd Stage)
 STAGE_NAMES = ("kinematics", "broadphase", "narrowphase", "clustering", "actuation", "dynamics",
@@ -264,27 +269,60 @@ cdef class Scene:
         self.model.bodies[body].mask = mask
         self.data.filters_changed = True
 
-    def set_pair_enabled(self, int id_a, int id_b, bint enabled):
-        """Enable or disable collision between the bodies with world IDs id_a and id_b."""
+    def set_pair_enabled(self, int id_a, int id_b, enabled):
+        """The pair override of the bodies with world IDs id_a and id_b (PyBullet's
+        setCollisionFilterPair): True: they collide whatever their group / mask, False: they
+        never collide, None: back to their group / mask. The robot rules (self-collision off,
+        adjacent bodies) hold either way (broadphase.filtered)."""
         cdef SceneModel m = self.model
-        keys = set(self.disabled_pairs())
         key = (min(id_a, id_b), max(id_a, id_b))
-        if enabled:
-            keys.discard(key)
-        else:
-            keys.add(key)
-        ordered = sorted(keys)
+        disabled = set(self.disabled_pairs())
+        enabled_ = set(self.enabled_pairs())
+        disabled.discard(key)
+        enabled_.discard(key)
+        if enabled is True:
+            enabled_.add(key)
+        elif enabled is False:
+            disabled.add(key)
+        elif enabled is not None:
+            raise TypeError(f"set_pair_enabled: enabled must be True, False or None, got {enabled!r}")
         free(m.disabled)
-        m.ndisabled = len(ordered)
-        m.disabled = <unsigned long long*> malloc(max(1, m.ndisabled) * sizeof(unsigned long long))
-        for i, (a, b) in enumerate(ordered):
-            m.disabled[i] = ((<unsigned long long> a) << 32) | (<unsigned long long> b)
+        m.disabled = _pair_keys(sorted(disabled))
+        m.ndisabled = len(disabled)
+        free(m.enabled)
+        m.enabled = _pair_keys(sorted(enabled_))
+        m.nenabled = len(enabled_)
         self.data.filters_changed = True
 
     def disabled_pairs(self):
+        """(id_a, id_b), id_a <= id_b, of every pair disabled by world ID, sorted."""
         cdef SceneModel m = self.model
         return [(int(m.disabled[i] >> 32), int(m.disabled[i] & 0xFFFFFFFF))
                 for i in range(m.ndisabled)]
+
+    def enabled_pairs(self):
+        """(id_a, id_b), id_a <= id_b, of every pair enabled by override, sorted."""
+        cdef SceneModel m = self.model
+        return [(int(m.enabled[i] >> 32), int(m.enabled[i] & 0xFFFFFFFF))
+                for i in range(m.nenabled)]
+
+    def get_collision_filter(self, int body):
+        """(group, mask) of a collision body."""
+        self._check_body(body)
+        return int(self.model.bodies[body].group), int(self.model.bodies[body].mask)
+
+    def body_shapes(self, int body):
+        """(first, count): the body's shapes are first .. first + count - 1."""
+        self._check_body(body)
+        return self.model.bodies[body].first_shape, self.model.bodies[body].nshape
+
+    def closest_points(self, shapes_a, shapes_b, double max_distance):
+        """Closest points of every pair of shapes (shapes_a[i], shapes_b[j]) within max_distance
+        [m], every body placed at the current state first (queries/distance.pyx)."""
+        if not isfinite(max_distance):
+            raise ValueError(f"closest_points: max_distance must be finite, got {max_distance}")
+        self.refresh()
+        return distance.closest_points(self.model, self.data, shapes_a, shapes_b, max_distance)
 
     def set_free_body_kinematic(self, int i, bint kinematic):
         """Kinematic free bodies follow their set velocity; their velocity entries in vel stay
@@ -344,6 +382,61 @@ cdef class Scene:
         body placed at the current state first (queries/aabb.pyx)."""
         self.refresh()
         return aabb.body_aabbs(self.model, self.data, out)
+
+    def shape_aabbs(self, out=None):
+        """(nshape, 2, 3) world bounding boxes of the collision shapes [lower; upper] [m], every
+        body placed at the current state first (queries/aabb.pyx)."""
+        self.refresh()
+        return aabb.shape_aabbs(self.model, self.data, out)
+
+    def ray_cast(self, origins, ends, mask=None, threads=None, out=None):
+        """The nearest hit along each segment origins[i] -> ends[i] (queries/raycast.pyx states
+        what counts as a hit). origins, ends: (N, 3) [m], world, finite, |x| <= MAX_RAY_COORDINATE,
+        N <= MAX_RAYS. mask: only bodies with (group & mask) != 0 are hit (None: all); disabled
+        bodies never are. threads: None = every core this process may use, 1 = serial.
+        Returns (fraction (N,) float64 in [0, 1], 1 = no hit; shape (N,) int64 shape index,
+        -1 = none; point (N, 3) world hit point, the end when none; normal (N, 3) unit outward
+        normal, world, zeros when none). `out`, such a tuple of C-contiguous arrays, is filled
+        and returned. Every body is placed at the current state first (refresh)."""
+        o = _ray_points(origins, "origins", -1)
+        e = _ray_points(ends, "ends", o.shape[0])
+        n = o.shape[0]
+        cdef unsigned int bits = 0xFFFFFFFF
+        if mask is not None:
+            if not isinstance(mask, (int, np.integer)) or isinstance(mask, (bool, np.bool_)):
+                raise TypeError(f"ray_cast: mask must be an int, got {type(mask).__name__}")
+            if not -(1 << 31) <= mask < (1 << 32):
+                raise ValueError(f"ray_cast: mask {mask} does not fit in 32 bits")
+            bits = <unsigned int> (int(mask) & 0xFFFFFFFF)
+        if threads is None:
+            from sim_node.engine.batched import _default_threads
+            nthreads = _default_threads()
+        elif isinstance(threads, (int, np.integer)) and not isinstance(threads, (bool, np.bool_)) \
+                and 1 <= threads <= 1024:
+            nthreads = int(threads)
+        else:
+            raise ValueError(f"ray_cast: threads must be None or an int in [1, 1024], got {threads!r}")
+        if out is None:
+            out = (np.empty(n), np.empty(n, dtype=np.int64), np.empty((n, 3)), np.empty((n, 3)))
+        else:
+            out = tuple(out)
+            wanted = (((n,), np.float64), ((n,), np.int64), ((n, 3), np.float64),
+                      ((n, 3), np.float64))
+            if len(out) != 4 or any(
+                    not isinstance(a, np.ndarray) or a.shape != shape or a.dtype != dtype
+                    or not a.flags.c_contiguous or not a.flags.writeable
+                    for a, (shape, dtype) in zip(out, wanted)):
+                raise ValueError(f"ray_cast: out must be 4 writeable C-contiguous arrays: "
+                                 f"float64 ({n},), int64 ({n},), float64 ({n}, 3), float64 ({n}, 3)")
+        self.refresh()
+        raycast.ray_cast(self.model, self.data, o, e, out[0], out[1], out[2], out[3], bits,
+                         nthreads)
+        return out
+
+    def shape_bodies(self):
+        """(nshape,) int64: the collision body of each shape."""
+        return np.array([self.model.shapes[j].body for j in range(self.model.nshape)],
+                        dtype=np.int64)
 
     # -- actuator commands ---------------------------------------------------------------
     def set_commands(self, int robot, int mode, q_des=None, v_des=None, tau_ff=None,
@@ -573,6 +666,17 @@ cdef class Scene:
         state.set_state(self.model, self.data, state_bytes)
 
 
+cdef unsigned long long* _pair_keys(list pairs) except NULL:
+    # sorted (a, b) pairs of world IDs as the keys broadphase.filtered searches (a << 32 | b)
+    cdef unsigned long long* keys = <unsigned long long*> malloc(
+        max(1, len(pairs)) * sizeof(unsigned long long))
+    if keys == NULL:
+        raise MemoryError("pair filter keys")
+    for i, (a, b) in enumerate(pairs):
+        keys[i] = ((<unsigned long long> a) << 32) | (<unsigned long long> b)
+    return keys
+
+
 cdef object _joint_vector(x, str what, int njoint, int nfull, double bound, str unit):
     # x as a contiguous float64 vector of njoint or nfull finite values within +-bound (None
     # stays None)
@@ -590,6 +694,28 @@ cdef object _joint_vector(x, str what, int njoint, int nfull, double bound, str 
         if fabs(view[i]) > bound:
             raise ValueError(f"{what}: value {i} = {view[i]!r} is beyond the bound |value| <= "
                              f"{bound:g} {unit}")
+    return a
+
+
+def _ray_points(x, str what, Py_ssize_t n):
+    # x as a C-contiguous float64 (N, 3) array of finite coordinates within MAX_RAY_COORDINATE
+    # (N = n unless n < 0, N <= MAX_RAYS)
+    try:
+        a = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"ray_cast: {what} must be an (N, 3) array of numbers") from None
+    if a.ndim != 2 or a.shape[1] != 3:
+        raise ValueError(f"ray_cast: {what} must have shape (N, 3), got {np.shape(a)}")
+    if a.shape[0] > MAX_RAYS:
+        raise ValueError(f"ray_cast: {a.shape[0]} rays in one call; at most {MAX_RAYS:,} "
+                         "(cast more in chunks)")
+    if n >= 0 and a.shape[0] != n:
+        raise ValueError(f"ray_cast: {n} origins but {a.shape[0]} ends")
+    bad = ~(np.abs(a) <= MAX_RAY_COORDINATE)
+    if bad.any():
+        i, k = np.argwhere(bad)[0]
+        raise ValueError(f"ray_cast: {what}[{i}, {k}] = {float(a[i, k])!r}; coordinates must be finite "
+                         f"and within +-{MAX_RAY_COORDINATE:g} m")
     return a
 
 
