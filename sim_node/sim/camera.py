@@ -404,8 +404,11 @@ def view_matrix(eye, target, up) -> tuple:
     y up, looking along -z) as 16 floats, column-major."""
     eye, target, up = (np.asarray(a, dtype=float).reshape(3) for a in (eye, target, up))
     f = target - eye
-    f /= np.linalg.norm(f)
     s = np.cross(f, up)
+    if not (np.all(np.isfinite(f)) and np.linalg.norm(f) > 0 and np.linalg.norm(s) > 0):
+        raise ValueError(f"view_matrix: eye {eye.tolist()} and target {target.tolist()} must "
+                         f"be finite and distinct, and up {up.tolist()} not along the view")
+    f /= np.linalg.norm(f)
     s /= np.linalg.norm(s)
     u = np.cross(s, f)
     M = np.eye(4)

@@ -270,6 +270,21 @@ def test_bad_poses_are_refused(tmp_path):
         cam.render(np.eye(3), [0, 0, 0], threads=0)
 
 
+def test_an_empty_world_and_degenerate_views():
+    sim = sim_node.Simulator(sim_node.WorldModel())
+    img = Camera(sim, 8, 6).render(np.eye(3), [0, 0, 0], segmentation=True, threads=2)
+    assert np.all(np.isinf(img.depth)) and np.all(img.segmentation == -1)
+    assert np.all(img.rgb == 255)
+    with pytest.raises(ValueError, match="distinct"):
+        cam_mod.view_matrix([1, 2, 3], [1, 2, 3], [0, 0, 1])
+    with pytest.raises(ValueError, match="up"):
+        cam_mod.view_matrix([0, 0, 1], [0, 0, 0], [0, 0, 1])
+    with pytest.raises(ValueError, match="up_axis_index"):
+        cam_mod.view_matrix_from_yaw_pitch_roll([0, 0, 0], 1.0, 0, 0, 0, 0)
+    with pytest.raises(ValueError, match="16 finite"):
+        cam_mod.get_camera_image(sim, 8, 8, view_matrix=[0] * 15)
+
+
 @settings(max_examples=40, deadline=None)
 @given(eye=st.tuples(*[st.floats(-5, 5)] * 3), target=st.tuples(*[st.floats(-5, 5)] * 3),
        near=st.floats(1e-3, 1.0), span=st.floats(0.01, 100.0))
