@@ -9,7 +9,8 @@ far 10 m.
 
 camera  frames/s of an RGB + depth + segmentation frame at 640 x 480 and 320 x 240:
         sim_node's Camera.render (the snapshot of the instance poses included) on 1 and 2
-        threads (a pool of Python threads running the nogil kernel); PyBullet's getCameraImage (ER_TINY_RENDERER, DIRECT; no OpenGL here) on the
+        threads (a pool of Python threads running the nogil kernel); PyBullet's getCameraImage
+        (ER_TINY_RENDERER, DIRECT; no OpenGL here) on the
         same scene: every instance of sim_node's render model given to PyBullet as a visual
         mesh at its pose, so both draw the same triangles; and, with embreex installed
         (requirements/bench.txt), the BVH ray-casting alternative: Embree's scene rebuilt from

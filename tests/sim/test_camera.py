@@ -126,15 +126,19 @@ rigid_objects:
 
 ARM = """<robot name="arm">
   <material name="red"><color rgba="1 0 0 1"/></material>
-  <link name="base"><inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+  <link name="base"><inertial><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
     <visual><geometry><box size="0.4 0.4 0.1"/></geometry><material name="red"/></visual>
     <collision><geometry><box size="0.4 0.4 0.1"/></geometry></collision></link>
-  <link name="upper"><inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+  <link name="upper"><inertial><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
     <visual><origin xyz="0.3 0 0"/><geometry><box size="0.2 0.1 0.1"/></geometry>
       <material name="inline"><color rgba="0 0 1 1"/></material></visual>
-    <collision><origin xyz="0.3 0 0"/><geometry><box size="0.2 0.1 0.1"/></geometry></collision></link>
+    <collision><origin xyz="0.3 0 0"/><geometry><box size="0.2 0.1 0.1"/></geometry>
+    </collision></link>
   <joint name="j" type="revolute"><parent link="base"/><child link="upper"/>
-    <origin xyz="0 0 0.1"/><axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="10" velocity="1"/></joint>
+    <origin xyz="0 0 0.1"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="10" velocity="1"/></joint>
 </robot>"""
 
 
@@ -386,7 +390,8 @@ def _kuka_pile():
                                                physicsClientId=client),
             pybullet.createVisualShape(pybullet.GEOM_BOX, halfExtents=half,
                                        physicsClientId=client),
-            basePosition=t[i].tolist(), baseOrientation=Rotation.from_matrix(R[i]).as_quat().tolist(),
+            basePosition=t[i].tolist(),
+            baseOrientation=Rotation.from_matrix(R[i]).as_quat().tolist(),
             physicsClientId=client)
     body = pybullet.loadURDF(str(kuka), [0.0, -0.45, 0.0], useFixedBase=True,
                              physicsClientId=client)

@@ -6,14 +6,15 @@ The scene is a set of rigid instances (a robot link's visuals, a rigid object, a
 a set of triangles in its own frame; only the instance poses change per frame. A frame runs
 two passes, each spread over threads with the GIL released:
 
-1. per triangle: its corners to the camera's optical frame (z forward, x right, y down), clip against the near plane z = near (a triangle crossing it keeps its far part:
-   one or two triangles), flat Lambert shade c (ambient + diffuse max(0, n.l)) with the normal
+1. per triangle: its corners to the camera's optical frame (z forward, x right, y down); clip
+   against the near plane z = near (a triangle crossing it keeps its far part: one or two
+   triangles); flat Lambert shade c (ambient + diffuse max(0, n.l)) with the normal
    turned towards the camera (meshes are drawn two-sided: their winding is not trusted),
    project u = fx x/z + cx, v = fy y/z + cy;
-2. per band of image rows: clear the band; every triangle overlapping it is scanned row by row over the
-   span its three edges allow; a pixel centre (i + 0.5, j + 0.5) is covered when all three edge
-   functions are > 0, or = 0 on a top or left edge (the top-left rule: a pixel on an edge
-   shared by two triangles is drawn once). 1/z is affine in screen space, so it is interpolated
+2. per band of image rows: clear the band; every triangle overlapping it is scanned row by row
+   over the span its three edges allow; a pixel centre (i + 0.5, j + 0.5) is covered when all
+   three edge functions are > 0, or = 0 on a top or left edge (the top-left rule: a pixel on an
+   edge shared by two triangles is drawn once). 1/z is affine in screen space, so it is interpolated
    linearly (perspective-correct depth) and the nearest surface wins (largest 1/z, within
    [near, far]); the winner's triangle is recorded and its colour and segment written at the
    end of the band, so overdraw costs one store.
@@ -334,7 +335,6 @@ cdef class Rasterizer:
     caller serialises; sim_node.sim.camera holds a lock per render model)."""
     cdef readonly int nvertex, ntriangle, ninstance
     cdef double[:, ::1] vertices
-    cdef int[::1] vertex_instance
     cdef int[:, ::1] triangles
     cdef int[::1] triangle_instance
     cdef float[:, ::1] colors
@@ -367,7 +367,6 @@ cdef class Rasterizer:
             raise ValueError("Rasterizer: vertices must be finite")
         self.nvertex, self.ntriangle, self.ninstance = nv, nt, ninstance
         self.vertices = vertices
-        self.vertex_instance = vertex_instance
         self.triangles = triangles
         self.triangle_instance = triangle_instance
         self.colors = colors
