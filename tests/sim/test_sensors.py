@@ -1,0 +1,362 @@
+"""Klamp't's sensor framework on SimRobotController (sim_node.sim.sensors): names, settings
+and layouts as klampt 0.10.1's (subprocess reference), values against the simulator's own
+state and closed-form geometry, noise statistics, schedule, state round trips, hostile
+settings."""
+import functools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from klampt_reference import ARM_URDF, run_klampt
+
+import sim_node
+from sim_node.sim import sensors as S
+
+OUR_EXTRAS = {"seed", "dropout"}
+
+
+def arm_sim(plane=False):
+    world = sim_node.WorldModel()
+    world.loadRobot(ARM_URDF, fixed_base=True)
+    if plane:
+        import pybullet_data
+        world.loadTerrain(f"{pybullet_data.getDataPath()}/plane.urdf")
+    return sim_node.Simulator(world)
+
+
+def has_rays():
+    return hasattr(sim_node.Simulator, "rayCast")
+
+
+def has_camera():
+    try:
+        import sim_node.sim.camera  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# -- names and settings as Klamp't's ---------------------------------------------------------
+TYPES = ["LaserRangeSensor", "CameraSensor", "JointPositionSensor", "JointVelocitySensor",
+         "DriverTorqueSensor", "ContactSensor", "ForceTorqueSensor", "Accelerometer",
+         "GyroSensor", "IMUSensor"]
+CASES = [("LaserRangeSensor", {}), ("LaserRangeSensor", {"measurementCount": "7"}),
+         ("CameraSensor", {"xres": "4", "yres": "3"}),
+         ("CameraSensor", {"xres": "5", "yres": "2", "rgb": "0"}),
+         ("CameraSensor", {"xres": "3", "yres": "2", "depth": "0"}),
+         ("Accelerometer", {}), ("GyroSensor", {}), ("IMUSensor", {}), ("ContactSensor", {}),
+         ("ForceTorqueSensor", {})]
+
+
+@pytest.fixture(scope="module")
+def klampt_sensors(tmp_path_factory):
+    return run_klampt(f"""
+        w = WorldModel(); r = w.loadRobot(ARM)
+        out = {{"settings": {{}}, "values": {{}}, "names": []}}
+        for t in {TYPES!r}:
+            s = r.addSensor("s_" + t, t)
+            out["settings"][t] = sorted(s.settings())
+            out["values"][t] = {{k: s.getSetting(k) for k in s.settings()}}
+        for i, (t, kv) in enumerate({CASES!r}):
+            s = r.addSensor("c%d" % i, t)
+            for k, v in kv.items():
+                s.setSetting(k, v)
+            out["names"].append(list(s.measurementNames()))
+        s = r.addSensor("tf", "LaserRangeSensor")
+        s.setSetting("Tsensor", "0 1 0 -1 0 0 0 0 1 0.1 0.2 0.3")
+        R, t = s.getTransform()
+        out["T"] = [list(R), list(t), s.getSetting("Tsensor")]
+        emit(out)
+    """, tmp_path_factory.mktemp("klampt"))
+
+
+@pytest.mark.parametrize("type_", TYPES)
+def test_settings_are_klampts(type_, klampt_sensors):
+    s = arm_sim().controller(0).addSensor("s", type_)
+    ours = set(s.settings())
+    assert ours - OUR_EXTRAS == set(klampt_sensors["settings"][type_])
+    assert ours & OUR_EXTRAS == ({"seed", "dropout"} if type_ == "LaserRangeSensor"
+                                 else {"seed"})
+
+
+@pytest.mark.parametrize("type_", ["LaserRangeSensor", "CameraSensor"])
+def test_default_setting_strings_are_klampts(type_, klampt_sensors):
+    # klampt's defaults (its Cpp source's CameraSensor xfov 56 deg, yfov 43 deg)
+    s = arm_sim().controller(0).addSensor("s", type_)
+    for key, value in klampt_sensors["values"][type_].items():
+        assert s.getSetting(key) == value, key
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_measurement_names_are_klampts(case, klampt_sensors):
+    type_, kv = CASES[case]
+    s = arm_sim().controller(0).addSensor("s", type_)
+    for k, v in kv.items():
+        s.setSetting(k, v)
+    assert s.measurementNames() == klampt_sensors["names"][case]
+
+
+def test_tsensor_string_reads_rows_as_klampt(klampt_sensors):
+    s = arm_sim().controller(0).addSensor("s", "LaserRangeSensor")
+    s.setSetting("Tsensor", "0 1 0 -1 0 0 0 0 1 0.1 0.2 0.3")
+    R, t = s.getTransform()
+    R_klampt = np.array(klampt_sensors["T"][0]).reshape(3, 3).T     # so3: column-major
+    np.testing.assert_array_equal(R, R_klampt)
+    np.testing.assert_allclose(t, klampt_sensors["T"][1])
+    assert s.getSetting("Tsensor") == klampt_sensors["T"][2]
+    s.setTransform(R_klampt.T.reshape(9), t)    # Klamp't's so3 list
+    np.testing.assert_array_equal(s.getTransform()[0], R_klampt)
+
+
+# -- controller API --------------------------------------------------------------------------
+def test_controller_sensor_lookup():
+    c = arm_sim().controller(0)
+    a = c.addSensor("q", "JointPositionSensor")
+    b = c.addSensor("v", "JointVelocitySensor")
+    assert c.numSensors() == 2 and c.sensor(0) is a and c.sensor("v") is b
+    assert (a.name(), a.type(), b.getName(), b.getType()) == \
+        ("q", "JointPositionSensor", "v", "JointVelocitySensor")
+    with pytest.raises(ValueError, match="no sensor 'w'.*'q', 'v'"):
+        c.sensor("w")
+    with pytest.raises(ValueError, match="already has a sensor 'q'"):
+        c.addSensor("q", "JointPositionSensor")
+    with pytest.raises(ValueError, match="unknown sensor type 'Lidar'.*LaserRangeSensor"):
+        c.addSensor("x", "Lidar")
+
+
+# -- joint sensors against the simulator's state ---------------------------------------------
+def test_joint_sensors_read_the_simulated_state():
+    sim = arm_sim()
+    c = sim.controller(0)
+    c.setTorqueCommand([0.5])
+    q, dq, tq = (c.addSensor(n, t) for n, t in (("q", "JointPositionSensor"),
+                                                 ("dq", "JointVelocitySensor"),
+                                                 ("t", "DriverTorqueSensor")))
+    assert q.getMeasurements().size == 0          # before the first update
+    sim.simulate(0.05)
+    np.testing.assert_array_equal(q.getMeasurements(), sim.getActualConfig(0))
+    np.testing.assert_array_equal(dq.getMeasurements(), sim.getActualVelocity(0))
+    np.testing.assert_array_equal(tq.getMeasurements(), sim.getActualTorque(0))
+    assert sim.getActualVelocity(0)[0] > 0.0 and q.measurementNames() == ["q[0]"]
+
+
+def test_noise_std_matches_the_variance_and_is_seeded():
+    def readings(seed):
+        sim = arm_sim()
+        s = sim.controller(0).addSensor("q", "JointPositionSensor")
+        s.setSetting("qvariance", "0.0004")     # std 0.02 rad
+        s.setSetting("seed", str(seed))
+        out = []
+        for _ in range(2000):
+            sim.simulate(0.001)
+            out.append(s.getMeasurements()[0] - sim.getActualConfig(0)[0])
+        return np.array(out)
+    a = readings(1)
+    assert abs(a.std() - 0.02) < 0.02 * 0.05 and abs(a.mean()) < 3 * 0.02 / math.sqrt(2000)
+    np.testing.assert_array_equal(a, readings(1))
+    assert not np.array_equal(a, readings(2))
+
+
+def test_resolution_rounds():
+    sim = arm_sim()
+    sim.controller(0).setTorqueCommand([0.5])
+    s = sim.controller(0).addSensor("q", "JointPositionSensor")
+    s.setSetting("qresolution", "0.01")
+    sim.simulate(0.3)
+    m = s.getMeasurements()[0]
+    assert m == pytest.approx(round(sim.getActualConfig(0)[0] / 0.01) * 0.01, abs=1e-15)
+
+
+# -- schedule --------------------------------------------------------------------------------
+def test_rate_updates_at_multiples_of_the_period():
+    sim = arm_sim()
+    sim.setSimStep(0.001)
+    sim.controller(0).setTorqueCommand([0.5])
+    s = sim.controller(0).addSensor("q", "JointPositionSensor")
+    s.setSetting("rate", "40")
+    seen = []
+    for _ in range(12):
+        sim.simulate(0.01)
+        seen.append(s._last_t)
+    # at 0, 0.025, 0.05, ... : the first substep boundary at or after each k / 40 s
+    assert sorted(set(np.round(seen, 9))) == pytest.approx([0.0, 0.025, 0.05, 0.075, 0.1])
+    # and the reading is the state then: replay without the sensor to t = 0.1
+    other = arm_sim()
+    other.setSimStep(0.001)
+    other.controller(0).setTorqueCommand([0.5])
+    other.simulate(0.1)
+    assert s.getMeasurements()[0] == other.getActualConfig(0)[0]
+
+
+def test_sensors_do_not_change_the_physics():
+    runs = []
+    for with_sensor in (False, True):
+        sim = arm_sim()
+        sim.controller(0).setTorqueCommand([0.7])
+        if with_sensor:
+            s = sim.controller(0).addSensor("q", "JointPositionSensor")
+            s.setSetting("rate", "333")
+        for _ in range(20):
+            sim.simulate(0.0137)
+        runs.append(sim.getState())
+    assert np.array_equal(arm_sim_q(runs[0]), arm_sim_q(runs[1]))
+
+
+def arm_sim_q(state):
+    sim = arm_sim()
+    sim.controller(0).addSensor("q", "JointPositionSensor") if b'"sensors"' in state else None
+    sim.setState(state)
+    return np.concatenate([sim.getActualConfig(0), sim.getActualVelocity(0), [sim.getTime()]])
+
+
+def test_state_round_trip_continues_noisy_sensors_bit_for_bit():
+    sim = arm_sim()
+    sim.controller(0).setTorqueCommand([0.3])
+    s = sim.controller(0).addSensor("q", "JointPositionSensor")
+    s.setSetting("qvariance", "0.01")
+    s.setSetting("rate", "50")
+    sim.simulate(0.1)
+    saved = sim.getState()
+    first = []
+    for _ in range(5):
+        sim.simulate(0.033)
+        first.append(s.getMeasurements())
+    sim.setState(saved)
+    again = []
+    for _ in range(5):
+        sim.simulate(0.033)
+        again.append(s.getMeasurements())
+    np.testing.assert_array_equal(first, again)
+
+
+def test_reset_restarts_sensors():
+    sim = arm_sim()
+    s = sim.controller(0).addSensor("q", "JointPositionSensor")
+    sim.simulate(0.01)
+    sim.reset()
+    assert s.getMeasurements().size == 0
+
+
+# -- hostile settings ------------------------------------------------------------------------
+@pytest.mark.parametrize("type_,key,value,match", [
+    ("LaserRangeSensor", "measurementCount", "-3", "measurementCount.*valid: an integer"),
+    ("LaserRangeSensor", "measurementCount", "1e9", "measurementCount"),
+    ("LaserRangeSensor", "depthMinimum", "nan", "depthMinimum.*NaN"),
+    ("LaserRangeSensor", "depthMaximum", "0.05", "depthMaximum must exceed depthMinimum"),
+    ("LaserRangeSensor", "dropout", "1.5", "dropout.*fraction"),
+    ("LaserRangeSensor", "Tsensor", "1 2 3", "Tsensor.*12 numbers"),
+    ("LaserRangeSensor", "Tsensor", "2 0 0 0 1 0 0 0 1 0 0 0", "not a rotation"),
+    ("LaserRangeSensor", "link", "7", "links 0..1"),
+    ("LaserRangeSensor", "rate", "inf", "rate"),
+    ("CameraSensor", "xres", "65536", "exceed the bound of 16777216 pixels"),
+    ("CameraSensor", "xfov", "4", "xfov.*angle in \\(0, pi\\)"),
+    ("CameraSensor", "zmin", "9", "0 < zmin < zmax"),
+    ("JointPositionSensor", "indices", "0 5", "entries 0..0"),
+    ("JointPositionSensor", "qvariance", "-1", "qvariance"),
+    ("IMUSensor", "hasAxis", "1 1", "hasAxis.*three flags"),
+])
+def test_hostile_settings_are_refused(type_, key, value, match):
+    s = arm_sim().controller(0).addSensor("s", type_)
+    before = s.getSetting(key)
+    with pytest.raises(ValueError, match=match):
+        s.setSetting(key, value)
+    assert s.getSetting(key) == before
+    with pytest.raises(ValueError, match="no setting 'bogus'; settings: "):
+        s.getSetting("bogus")
+
+
+@settings(max_examples=200, deadline=None)
+@given(key=st.sampled_from(sorted(S.LaserRangeSensor.SETTINGS)),
+       value=st.one_of(st.text(max_size=40), st.floats(allow_nan=True).map(repr)))
+def test_any_string_is_a_value_or_a_valueerror(key, value):
+    s = laser()
+    before = s.getSetting(key)
+    try:
+        s.setSetting(key, value)
+    except ValueError as error:
+        assert key in str(error) and s.getSetting(key) == before
+    else:
+        s.setSetting(key, before)
+
+
+@functools.cache
+def laser():
+    return arm_sim().controller(0).addSensor("laser", "LaserRangeSensor")
+
+
+# -- the laser and the camera on a known scene -----------------------------------------------
+needs_rays = pytest.mark.skipif(not has_rays(), reason="needs sim.rayCast (branch rays)")
+needs_camera = pytest.mark.skipif(not has_camera(), reason="needs sim_node.sim.camera")
+
+
+@needs_rays
+def test_laser_above_a_plane_closed_form():
+    sim = arm_sim(plane=True)
+    s = sim.controller(0).addSensor("laser", "LaserRangeSensor")
+    s.setSetting("measurementCount", "7")
+    s.setSetting("Tsensor", "1 0 0 0 -1 0 0 0 -1 0 0 1.5")   # z down, 1.5 m up
+    s.setSetting("link", "-1")
+    sim.simulate(0.01)
+    a = np.linspace(-math.pi / 2, math.pi / 2, 7)
+    expected = np.where(np.abs(a) < math.pi / 2 - 1e-9, 1.5 / np.cos(a), math.inf)
+    np.testing.assert_allclose(s.getMeasurements(), expected, rtol=0, atol=1e-9)
+
+
+@needs_rays
+def test_laser_equals_klampts(tmp_path):
+    ref = run_klampt("""
+        w = WorldModel(); r = w.loadRobot(ARM); w.loadTerrain(PLANE)
+        s = r.addSensor("las", "LaserRangeSensor")
+        for k, v in {"measurementCount": "31", "xSweepMagnitude": "1.2",
+                     "Tsensor": "0.6 0 0.8 0 -1 0 0.8 0 -0.6 0.2 0.1 1.3"}.items():
+            s.setSetting(k, v)
+        s.kinematicSimulate(w, 0.01)
+        emit(list(s.getMeasurements()))
+    """, tmp_path)
+    sim = arm_sim(plane=True)
+    s = sim.controller(0).addSensor("las", "LaserRangeSensor")
+    for k, v in {"measurementCount": "31", "xSweepMagnitude": "1.2", "link": "-1",
+                 "Tsensor": "0.6 0 0.8 0 -1 0 0.8 0 -0.6 0.2 0.1 1.3"}.items():
+        s.setSetting(k, v)
+    sim.simulate(0.01)
+    ours = s.getMeasurements()
+    assert np.array_equal(np.isinf(ours), np.isinf(ref))
+    np.testing.assert_allclose(ours[np.isfinite(ours)], np.array(ref)[np.isfinite(ref)],
+                               atol=1e-4)
+
+
+@needs_rays
+def test_laser_dropout_fraction():
+    sim = arm_sim(plane=True)
+    s = sim.controller(0).addSensor("laser", "LaserRangeSensor")
+    s.setSetting("Tsensor", "1 0 0 0 -1 0 0 0 -1 0 0 1.5")
+    s.setSetting("xSweepMagnitude", "0.5")
+    s.setSetting("measurementCount", "20000")
+    s.setSetting("dropout", "0.25")
+    sim.simulate(0.01)
+    dropped = np.isinf(s.getMeasurements()).mean()
+    assert abs(dropped - 0.25) < 4 * math.sqrt(0.25 * 0.75 / 20000)
+
+
+@needs_camera
+def test_camera_depth_of_a_plane(tmp_path):
+    ref = run_klampt("""
+        w = WorldModel(); r = w.loadRobot(ARM); w.loadTerrain(PLANE)
+        s = r.addSensor("cam", "CameraSensor")
+        for k, v in {"xres": "16", "yres": "12", "zmax": "10",
+                     "Tsensor": "1 0 0 0 -1 0 0 0 -1 0.3 0.1 2"}.items():
+            s.setSetting(k, v)
+        s.kinematicSimulate(w, 0.01)
+        emit(list(s.getMeasurements()))
+    """, tmp_path)
+    sim = arm_sim(plane=True)
+    s = sim.controller(0).addSensor("cam", "CameraSensor")
+    for k, v in {"xres": "16", "yres": "12", "zmax": "10", "link": "-1",
+                 "Tsensor": "1 0 0 0 -1 0 0 0 -1 0.3 0.1 2"}.items():
+        s.setSetting(k, v)
+    sim.simulate(0.01)
+    m = s.getMeasurements()
+    depth = m[16 * 12:]
+    np.testing.assert_allclose(depth, 2.0, atol=1e-6)         # a plane 2 m ahead: z = 2
+    np.testing.assert_allclose(depth, np.array(ref)[16 * 12:], atol=1e-3)
