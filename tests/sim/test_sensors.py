@@ -360,3 +360,152 @@ def test_camera_depth_of_a_plane(tmp_path):
     depth = m[16 * 12:]
     np.testing.assert_allclose(depth, 2.0, atol=1e-6)         # a plane 2 m ahead: z = 2
     np.testing.assert_allclose(depth, np.array(ref)[16 * 12:], atol=1e-3)
+
+
+TILTED = "1 0 0 0 -0.28 0.96 0 -0.96 -0.28 0 0 2"   # 16 deg below the horizon, 2 m up
+
+
+def plane_depth_closed_form(s):
+    # z-depth of the plane z = 0 at every pixel (Klamp't's pixel rays), zmax where missed
+    from sim_node.model.sensing import camera_to_intrinsics
+    w, h = int(s.getSetting("xres")), int(s.getSetting("yres"))
+    K = camera_to_intrinsics(s)
+    R, p = s.getTransformWorld()
+    i, j = np.meshgrid(np.arange(w), np.arange(h))
+    d = np.stack([(i - K[0, 2]) / K[0, 0], (j - K[1, 2]) / K[1, 1], np.ones_like(i, float)], -1)
+    dz = d @ R[2]
+    z = np.where(dz < 0, -p[2] / np.where(dz < 0, dz, -1.0), np.inf)
+    zmax = float(s.getSetting("zmax"))
+    return np.where((z <= zmax) & (z >= float(s.getSetting("zmin"))), z, zmax)
+
+
+@needs_camera
+def test_camera_tilted_plane_closed_form_klampt_and_points(tmp_path):
+    settings_ = {"xres": "40", "yres": "30", "zmax": "6", "xfov": "1.3", "Tsensor": TILTED}
+    ref = run_klampt(f"""
+        w = WorldModel(); r = w.loadRobot(ARM); w.loadTerrain(PLANE)
+        s = r.addSensor("cam", "CameraSensor")
+        for k, v in {settings_!r}.items():
+            s.setSetting(k, v)
+        s.kinematicSimulate(w, 0.01)
+        emit(list(s.getMeasurements()))
+    """, tmp_path)
+    sim = arm_sim(plane=True)
+    s = sim.controller(0).addSensor("cam", "CameraSensor")
+    for k, v in dict(settings_, link="-1").items():
+        s.setSetting(k, v)
+    sim.simulate(0.01)
+    from sim_node.model.sensing import camera_to_images, camera_to_points
+    rgb, depth = camera_to_images(s)
+    expected = plane_depth_closed_form(s)
+    assert (expected < 6).any() and (expected == 6).any()       # the horizon is in view
+    seen = np.abs(expected - 6) > 1e-3      # away from the zmax cut (float32 depth there)
+    np.testing.assert_allclose(depth[seen], expected[seen], rtol=2e-6, atol=1e-6)
+    np.testing.assert_array_equal(depth[~seen & (expected == 6)], 6.0)
+    klampt_depth = np.array(ref[40 * 30:]).reshape(30, 40)
+    np.testing.assert_allclose(depth[seen], klampt_depth[seen], atol=1e-3)
+    # the points lie on the plane in the world
+    pts = camera_to_points(s, color_format=None)
+    R, p = s.getTransformWorld()
+    assert len(pts) == seen.sum()
+    np.testing.assert_allclose((pts @ R.T + p)[:, 2], 0.0, atol=1e-5)
+    # rgb: the Camera's image packed as Klamp't's
+    from sim_node.sim.camera import Camera
+    cam = Camera(sim, width=40, height=30, K=s._make_camera().K, near=0.4, far=6.0)
+    np.testing.assert_array_equal(rgb, cam.render(R, p, depth=False).rgb)
+    assert int(s.getMeasurements()[0]) == (int(rgb[0, 0, 0]) << 16) | (int(rgb[0, 0, 1]) << 8) \
+        | int(rgb[0, 0, 2])
+
+
+@needs_camera
+def test_camera_depth_noise_and_resolution():
+    sim = arm_sim(plane=True)
+    s = sim.controller(0).addSensor("cam", "CameraSensor")
+    for k, v in {"xres": "64", "yres": "48", "rgb": "0", "zmax": "10", "link": "-1",
+                 "Tsensor": "1 0 0 0 -1 0 0 0 -1 0 0 2", "zvarianceConstant": "1e-4",
+                 "zvarianceLinear": "3e-4"}.items():
+        s.setSetting(k, v)
+    sim.simulate(0.01)
+    err = s.getMeasurements() - 2.0
+    # variance 1e-4 + 3e-4 * 2 = 7e-4 at z = 2 m
+    assert abs(err.std() - math.sqrt(7e-4)) < 0.05 * math.sqrt(7e-4)
+    s.setSetting("zvarianceConstant", "0")
+    s.setSetting("zvarianceLinear", "0")
+    s.setSetting("zresolution", "0.3")
+    sim.simulate(0.01)
+    np.testing.assert_allclose(s.getMeasurements(), 2.1, atol=1e-12)     # round(2 / 0.3) 0.3
+
+
+# -- sensors defined in files ----------------------------------------------------------------
+URDF_WITH_SENSORS = ARM_URDF.replace("</robot>", """  <klampt>
+    <sensors>
+      <LaserRangeSensor name="las" link="1" measurementCount="9"
+                        Tsensor="1 0 0 0 1 0 0 0 1 0 0 0.1"/>
+      <CameraSensor name="cam" link="l1" xres="32" yres="24"/>
+    </sensors>
+  </klampt>
+</robot>""")
+
+
+def test_urdf_klampt_sensors_as_klampt_reads_them(tmp_path):
+    path = tmp_path / "arm_s.urdf"
+    path.write_text(URDF_WITH_SENSORS)
+    ref = run_klampt(f"""
+        w = WorldModel(); r = w.loadRobot({str(path)!r})
+        emit([[r.sensor(n).name, r.sensor(n).type,
+               r.link(int(r.sensor(n).getSetting("link"))).getName(),
+               r.sensor(n).getSetting("xres" if n == "cam" else "measurementCount")]
+              for n in ("las", "cam")])
+    """, tmp_path)
+    world = sim_node.WorldModel()
+    world.loadRobot(str(path), fixed_base=True)
+    c = sim_node.Simulator(world).controller(0)
+    robot = world.robot(0)
+    ours = [[c.sensor(n).name(), c.sensor(n).type(),
+             robot.link(int(c.sensor(n).getSetting("link"))).getName(),
+             c.sensor(n).getSetting("xres" if n == "cam" else "measurementCount")]
+            for n in ("las", "cam")]
+    # (link "1" of the URDF is l1 here; Klamp't's index 1 is a virtual base link: its
+    # floating base adds 6; by name both give l1)
+    assert ours[1] == ref[1] and ours[0][0::3] == ref[0][0::3] and c.numSensors() == 2
+
+
+def test_world_file_sensors(tmp_path):
+    (tmp_path / "arm.urdf").write_text(URDF_WITH_SENSORS)
+    (tmp_path / "w.yaml").write_text("""
+robots:
+  - urdf: arm.urdf
+    fixed_base: true
+    sensors:
+      - {name: enc, type: JointPositionSensor, qvariance: 0.0001, rate: 100, seed: 7}
+      - {name: imu, type: IMUSensor, link: l1, hasAxis: [1, 1, 1]}
+""")
+    world = sim_node.WorldModel()
+    world.readFile(str(tmp_path / "w.yaml"))
+    c = sim_node.Simulator(world).controller(0)
+    assert [c.sensor(i).name() for i in range(c.numSensors())] == ["las", "cam", "enc", "imu"]
+    assert (c.sensor("enc").getSetting("qvariance"), c.sensor("enc").getSetting("rate"),
+            c.sensor("imu").getSetting("link")) == ("0.0001", "100", "1")
+
+
+@pytest.mark.parametrize("entry,match", [
+    ("{name: x, type: Lidar}", "sensor 'x': unknown sensor type 'Lidar'"),
+    ("{name: x, type: LaserRangeSensor, measurementCount: -1}",
+     "sensor 'x'.*measurementCount"),
+    ("{name: las, type: LaserRangeSensor}", "already defined in the URDF"),
+    ("{type: LaserRangeSensor}", "missing key 'name'"),
+    ("{name: x, type: CameraSensor, xres: {a: 1}}", "sensors\\[0\\].xres"),
+])
+def test_world_file_sensor_errors(tmp_path, entry, match):
+    (tmp_path / "arm.urdf").write_text(URDF_WITH_SENSORS)
+    (tmp_path / "w.yaml").write_text(f"""
+robots:
+  - urdf: arm.urdf
+    fixed_base: true
+    sensors:
+      - {entry}
+""")
+    with pytest.raises(ValueError, match=match):
+        world = sim_node.WorldModel()
+        world.readFile(str(tmp_path / "w.yaml"))
+        sim_node.Simulator(world)
