@@ -221,13 +221,13 @@ class SimRobotSensor:
         return self._values.get("link", -1)
 
     def setLink(self, link):
-        """The link the sensor rides on: an index, a RobotModelLink or -1 (the world)."""
-        index = link.getIndex() if hasattr(link, "getIndex") else int(link)
-        self.setSetting("link", str(index))
+        """The link the sensor rides on: an index, a name, a RobotModelLink or -1 (the
+        world)."""
+        self.setSetting("link", str(link.getIndex() if hasattr(link, "getIndex") else link))
 
     def getTransform(self):
         """(R (3, 3), t (3,)): the sensor frame in its link's frame (Tsensor)."""
-        v = self._values["Tsensor"]
+        v = self._values.get("Tsensor", _IDENTITY)     # none (gyro, FT): the link frame
         return np.array(v[:9]).reshape(3, 3), np.array(v[9:])
 
     def setTransform(self, R, t):

@@ -509,3 +509,65 @@ robots:
         world = sim_node.WorldModel()
         world.readFile(str(tmp_path / "w.yaml"))
         sim_node.Simulator(world)
+
+
+# -- inertial and contact sensors ------------------------------------------------------------
+def test_inertial_sensors_at_rest_and_spinning():
+    sim = arm_sim()
+    c = sim.controller(0)
+    acc = c.addSensor("acc", "Accelerometer")
+    gyro = c.addSensor("gyro", "GyroSensor")
+    imu = c.addSensor("imu", "IMUSensor")
+    for s in (acc, gyro, imu):
+        s.setLink("l1")
+    acc.setSetting("Tsensor", "0 -1 0 1 0 0 0 0 1 0.5 0 0")   # 90 deg about z, 0.5 m out
+    imu.setSetting("Tsensor", "1 0 0 0 1 0 0 0 1 0.5 0 0")
+    sim.simulate(0.01)
+    sim.simulate(0.01)
+    np.testing.assert_allclose(acc.getMeasurements(), [0, 0, 9.81], atol=1e-9)   # at rest
+    # spin the joint at 2 rad/s: centripetal acceleration 2^2 * 0.5 towards the axis
+    sim.setActualVelocity(0, [2.0])
+    c.setTorqueCommand([0.0])
+    sim.simulate(0.001)
+    sim.simulate(0.001)
+    a = imu.getMeasurements()
+    q = sim.getActualConfig(0)[0]
+    R_WS = np.array([[math.cos(q), -math.sin(q), 0], [math.sin(q), math.cos(q), 0], [0, 0, 1]])
+    np.testing.assert_allclose(a[0:3], R_WS.T @ np.array([0, 0, 9.81])
+                               + [-2.0 ** 2 * 0.5, 0, 0], atol=0.02)
+    np.testing.assert_allclose(a[6:9], [0.5 * math.cos(q), 0.5 * math.sin(q), 1.0], atol=1e-9)
+    np.testing.assert_allclose(a[12:15], [0, 0, 2.0], atol=1e-3)          # angular velocity
+    np.testing.assert_allclose(a[15:24], R_WS.reshape(9), atol=1e-9)
+    g = gyro.getMeasurements()
+    np.testing.assert_allclose(g[0:9], R_WS.reshape(9), atol=1e-9)
+    np.testing.assert_allclose(g[9:12], [0, 0, 2.0], atol=1e-3)
+
+
+BOX_URDF = """<robot name="box"><link name="b"><inertial><mass value="2"/><inertia ixx="0.02"
+  iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial><collision><geometry>
+  <box size="0.2 0.2 0.2"/></geometry></collision></link></robot>"""
+
+
+def test_contact_and_force_torque_of_a_resting_box():
+    import pybullet_data
+    world = sim_node.WorldModel()
+    robot = world.loadRobot(BOX_URDF, fixed_base=False)
+    robot.setConfig([0, 0, 0.1, 0, 0, 0, 1])
+    world.loadTerrain(f"{pybullet_data.getDataPath()}/plane.urdf")
+    sim = sim_node.Simulator(world)
+    c = sim.controller(0)
+    contact = c.addSensor("contact", "ContactSensor")
+    contact.setSetting("hasForce", "0 0 1")
+    ft = c.addSensor("ft", "ForceTorqueSensor")
+    air = c.addSensor("air", "ContactSensor")
+    assert contact.measurementNames() == ["contact", "force_z"]
+    for _ in range(100):
+        sim.simulate(0.01)
+    m = contact.getMeasurements()
+    assert m[0] == 1.0 and m[1] == pytest.approx(2 * 9.81, rel=1e-3)   # the weight, held up
+    f = ft.getMeasurements()
+    np.testing.assert_allclose(f[:3], [0, 0, 2 * 9.81], atol=2e-2)
+    np.testing.assert_allclose(f[3:], 0.0, atol=1e-2)                    # symmetric support
+    sim.setActualConfig(0, [0, 0, 1.0, 0, 0, 0, 1])
+    sim.simulate(0.01)
+    assert air.getMeasurements().tolist() == [0.0]
