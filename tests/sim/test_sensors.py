@@ -339,6 +339,60 @@ def test_laser_dropout_fraction():
     assert abs(dropped - 0.25) < 4 * math.sqrt(0.25 * 0.75 / 20000)
 
 
+@needs_rays
+@pytest.mark.parametrize("period,kind", [("1", "2"), ("1", "0"), ("0.4", "1"), ("0", "0")])
+def test_laser_sweeps_over_time_equal_klampts(tmp_path, period, kind):
+    # Klamp't's scan k covers the part of the pattern swept between its updates k-1 and k:
+    # kinematicSimulate calls at 0, 0.1, 0.2, 0.3 s; ours at rate 10 Hz
+    settings_ = {"measurementCount": "9", "xSweepPeriod": period, "xSweepType": kind,
+                 "xSweepMagnitude": "1.0", "xSweepPhase": "0.05",
+                 "Tsensor": "0.8 0 0.6 0 -1 0 0.6 0 -0.8 0 0 1.2"}
+    ref = run_klampt(f"""
+        w = WorldModel(); r = w.loadRobot(ARM); w.loadTerrain(PLANE)
+        s = r.addSensor("las", "LaserRangeSensor")
+        for k, v in {settings_!r}.items():
+            s.setSetting(k, v)
+        out = []
+        for i in range(4):
+            s.kinematicSimulate(w, 0.1)
+            out.append([x if x < 1e300 else None for x in s.getMeasurements()])
+        emit(out)
+    """, tmp_path)
+    sim = arm_sim(plane=True)
+    s = sim.controller(0).addSensor("las", "LaserRangeSensor")
+    for k, v in dict(settings_, link="-1", rate="10").items():
+        s.setSetting(k, v)
+    for k in range(1, 4):
+        sim.simulate(0.1)
+        expected = np.array([math.inf if x is None else x for x in ref[k]])
+        ours = s.getMeasurements()
+        assert np.array_equal(np.isinf(ours), np.isinf(expected)), k
+        np.testing.assert_allclose(ours[np.isfinite(ours)], expected[np.isfinite(expected)],
+                                   atol=1e-4)
+
+
+@needs_rays
+def test_laser_noise_std_resolution_and_limits():
+    sim = arm_sim(plane=True)
+    s = sim.controller(0).addSensor("laser", "LaserRangeSensor")
+    for k, v in {"Tsensor": "1 0 0 0 -1 0 0 0 -1 0 0 2", "link": "-1",
+                 "xSweepMagnitude": "0", "measurementCount": "20000",
+                 "depthVarianceConstant": "1e-4", "depthVarianceLinear": "2e-4"}.items():
+        s.setSetting(k, v)
+    sim.simulate(0.01)
+    err = s.getMeasurements() - 2.0
+    sigma = math.sqrt(1e-4 + 2e-4 * 2.0)
+    assert abs(err.std() - sigma) < 0.03 * sigma and abs(err.mean()) < 4 * sigma / 141
+    s.setSetting("depthVarianceConstant", "0")
+    s.setSetting("depthVarianceLinear", "0")
+    s.setSetting("depthResolution", "0.3")
+    sim.simulate(0.01)
+    np.testing.assert_allclose(s.getMeasurements(), 2.1, atol=1e-12)
+    s.setSetting("depthMaximum", "1.5")            # beyond: depthMaximum, as Klamp't
+    sim.simulate(0.01)
+    np.testing.assert_array_equal(s.getMeasurements(), 1.5)
+
+
 @needs_camera
 def test_camera_depth_of_a_plane(tmp_path):
     ref = run_klampt("""
