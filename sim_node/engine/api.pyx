@@ -2,7 +2,7 @@
 
 The only engine object the layers above use (built by sim_node.sim.build). It validates at the
 boundary and delegates; the physics is in pipeline/, the state bytes in state.pyx, the contact
-readouts and other queries in queries/ (contacts, aabb). The state lives in numpy arrays exposed as attributes: robot_q[r],
+readouts and other queries in queries/ (contacts, aabb, raycast). The state lives in numpy arrays exposed as attributes: robot_q[r],
 robot_v[r], free_state (n, 13) (com position, quaternion xyzw, com velocity, angular velocity,
 all world), and the per-step inputs robot_tau_ff[r], robot_kp[r], robot_kd[r], robot_q_des[r],
 robot_v_des[r], robot_tau_ext[r], free_wrench (n, 6).
@@ -15,7 +15,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memmove
 
 from sim_node.engine import state
-from sim_node.engine.queries import aabb, contacts
+from sim_node.engine.queries import aabb, contacts, raycast
 from sim_node.engine.pipeline.actuation cimport advance_target
 from sim_node.engine.pipeline.feedback cimport feedback_entry
 from sim_node.engine.pipeline.kinematics cimport kinematics as kinematics_stage
@@ -84,6 +84,10 @@ class Status(enum.IntEnum):
 MAX_POSITION_TARGET = 1e4               # [rad or m]
 MAX_VELOCITY_TARGET = 1e4               # [rad/s or m/s]
 MAX_FEEDFORWARD = 1e9                   # [N m or N]
+# Bounds of ray casts (Scene.ray_cast): rays per call (outputs take 64 bytes a ray: 2,000,000
+# is a 1080p image's worth, 128 MB) and the coordinates of their ends
+MAX_RAYS = 2_000_000
+MAX_RAY_COORDINATE = 1e6                # [m]
 
 # the pipeline's stages in step order (types.pxd Stage)
 STAGE_NAMES = ("kinematics", "broadphase", "narrowphase", "clustering", "actuation", "dynamics",
@@ -345,6 +349,55 @@ cdef class Scene:
         self.refresh()
         return aabb.body_aabbs(self.model, self.data, out)
 
+    def ray_cast(self, origins, ends, mask=None, threads=None, out=None):
+        """The nearest hit along each segment origins[i] -> ends[i] (queries/raycast.pyx states
+        what counts as a hit). origins, ends: (N, 3) [m], world, finite, |x| <= MAX_RAY_COORDINATE,
+        N <= MAX_RAYS. mask: only bodies with (group & mask) != 0 are hit (None: all); disabled
+        bodies never are. threads: None = every core this process may use, 1 = serial.
+        Returns (fraction (N,) float64 in [0, 1], 1 = no hit; shape (N,) int64 shape index,
+        -1 = none; point (N, 3) world hit point, the end when none; normal (N, 3) unit outward
+        normal, world, zeros when none). `out`, such a tuple of C-contiguous arrays, is filled
+        and returned. Every body is placed at the current state first (refresh)."""
+        o = _ray_points(origins, "origins", -1)
+        e = _ray_points(ends, "ends", o.shape[0])
+        n = o.shape[0]
+        cdef unsigned int bits = 0xFFFFFFFF
+        if mask is not None:
+            if not isinstance(mask, (int, np.integer)) or isinstance(mask, (bool, np.bool_)):
+                raise TypeError(f"ray_cast: mask must be an int, got {type(mask).__name__}")
+            if not -(1 << 31) <= mask < (1 << 32):
+                raise ValueError(f"ray_cast: mask {mask} does not fit in 32 bits")
+            bits = <unsigned int> (int(mask) & 0xFFFFFFFF)
+        if threads is None:
+            from sim_node.engine.batched import _default_threads
+            nthreads = _default_threads()
+        elif isinstance(threads, (int, np.integer)) and not isinstance(threads, (bool, np.bool_)) \
+                and 1 <= threads <= 1024:
+            nthreads = int(threads)
+        else:
+            raise ValueError(f"ray_cast: threads must be None or an int in [1, 1024], got {threads!r}")
+        if out is None:
+            out = (np.empty(n), np.empty(n, dtype=np.int64), np.empty((n, 3)), np.empty((n, 3)))
+        else:
+            out = tuple(out)
+            wanted = (((n,), np.float64), ((n,), np.int64), ((n, 3), np.float64),
+                      ((n, 3), np.float64))
+            if len(out) != 4 or any(
+                    not isinstance(a, np.ndarray) or a.shape != shape or a.dtype != dtype
+                    or not a.flags.c_contiguous or not a.flags.writeable
+                    for a, (shape, dtype) in zip(out, wanted)):
+                raise ValueError(f"ray_cast: out must be 4 writeable C-contiguous arrays: "
+                                 f"float64 ({n},), int64 ({n},), float64 ({n}, 3), float64 ({n}, 3)")
+        self.refresh()
+        raycast.ray_cast(self.model, self.data, o, e, out[0], out[1], out[2], out[3], bits,
+                         nthreads)
+        return out
+
+    def shape_bodies(self):
+        """(nshape,) int64: the collision body of each shape."""
+        return np.array([self.model.shapes[j].body for j in range(self.model.nshape)],
+                        dtype=np.int64)
+
     # -- actuator commands ---------------------------------------------------------------
     def set_commands(self, int robot, int mode, q_des=None, v_des=None, tau_ff=None,
                      double advance=0.0):
@@ -590,6 +643,28 @@ cdef object _joint_vector(x, str what, int njoint, int nfull, double bound, str 
         if fabs(view[i]) > bound:
             raise ValueError(f"{what}: value {i} = {view[i]!r} is beyond the bound |value| <= "
                              f"{bound:g} {unit}")
+    return a
+
+
+def _ray_points(x, str what, Py_ssize_t n):
+    # x as a C-contiguous float64 (N, 3) array of finite coordinates within MAX_RAY_COORDINATE
+    # (N = n unless n < 0, N <= MAX_RAYS)
+    try:
+        a = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"ray_cast: {what} must be an (N, 3) array of numbers") from None
+    if a.ndim != 2 or a.shape[1] != 3:
+        raise ValueError(f"ray_cast: {what} must have shape (N, 3), got {np.shape(a)}")
+    if a.shape[0] > MAX_RAYS:
+        raise ValueError(f"ray_cast: {a.shape[0]} rays in one call; at most {MAX_RAYS:,} "
+                         "(cast more in chunks)")
+    if n >= 0 and a.shape[0] != n:
+        raise ValueError(f"ray_cast: {n} origins but {a.shape[0]} ends")
+    bad = ~(np.abs(a) <= MAX_RAY_COORDINATE)
+    if bad.any():
+        i, k = np.argwhere(bad)[0]
+        raise ValueError(f"ray_cast: {what}[{i}, {k}] = {float(a[i, k])!r}; coordinates must be finite "
+                         f"and within +-{MAX_RAY_COORDINATE:g} m")
     return a
 
 

@@ -37,6 +37,8 @@ class SceneLayout:
     id_of_body: list = field(default_factory=list)        # collision body -> world ID
     free_of_object: dict = field(default_factory=dict)    # rigid object index -> free body
     robot_first_body: list = field(default_factory=list)  # robot index -> first collision body
+    # shape -> (entity ID: the robot's for a link's shape, link index in its robot or -1)
+    shape_owner: list = field(default_factory=list)
 
 
 def _rotation_to_z(normal) -> np.ndarray:
@@ -224,10 +226,12 @@ def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
     meshes = _MeshTable()
     bodies, shapes, robots, free_bodies = [], [], [], []
     body_of_id = {}
+    shape_owner = []
 
-    def add_shapes(body_index, elements, R_B=np.eye(3), p_B=np.zeros(3), static=False):
+    def add_shapes(body_index, elements, owner, R_B=np.eye(3), p_B=np.zeros(3), static=False):
         first = len(shapes)
         for element in elements:
+            shape_owner.append((owner, -1))
             spec = _shape_spec(element.shape, R_B @ element.origin.R, p_B + R_B @ element.origin.p,
                                body_index, meshes, static)
             shapes.append(spec)
@@ -240,7 +244,7 @@ def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
         R, t = terrain.getTransform()
         bodies.append(_body_spec(BODY_STATIC, -1, terrain.getID(), terrain.settings, world, R=R, p=t))
         body_of_id[terrain.getID()] = len(bodies) - 1
-        add_shapes(len(bodies) - 1, terrain.getCollisionGeometry(), static=True)
+        add_shapes(len(bodies) - 1, terrain.getCollisionGeometry(), terrain.getID(), static=True)
 
     free_of_object = {}
     for i in range(world.numRigidObjects()):
@@ -258,7 +262,7 @@ def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
                                 body=len(bodies)))
         bodies.append(_body_spec(BODY_FREE, len(free_bodies) - 1, obj.getID(), obj.settings, world))
         body_of_id[obj.getID()] = len(bodies) - 1
-        add_shapes(len(bodies) - 1, obj.getCollisionGeometry())
+        add_shapes(len(bodies) - 1, obj.getCollisionGeometry(), obj.getID())
 
     robot_first_body = []
     welded = []
@@ -280,9 +284,10 @@ def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
                 body_of_id[robot.link(l).getID()] = index
                 frame = st.link_frames[l]
                 for e in robot.link(l).getCollisionGeometry():
-                    elements.append((frame, e))
+                    elements.append((l, frame, e))
             first_shape = len(shapes)
-            for frame, e in elements:
+            for l, frame, e in elements:
+                shape_owner.append((robot.getID(), l))
                 shapes.append(_shape_spec(e.shape, frame.R @ e.origin.R, frame.p + frame.R @ e.origin.p,
                                           index, meshes, static=False))
             bodies[index]["first_shape"] = first_shape
@@ -307,6 +312,7 @@ def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
             body_of_id[robot.link(l).getID()] = index
             frame = robot.structure.link_frames[l]
             for e in robot.link(l).getCollisionGeometry():
+                shape_owner.append((robot.getID(), l))
                 shapes.append(_shape_spec(e.shape, frame.R @ e.origin.R, frame.p + frame.R @ e.origin.p,
                                           index, meshes, static=False))
         bodies[index]["first_shape"] = first_shape
@@ -318,4 +324,5 @@ def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
     scene = Scene(robots=robots, free_bodies=free_bodies, bodies=bodies, shapes=shapes,
                   meshes=meshes.specs, **options)
     return SceneLayout(scene=scene, body_of_id=body_of_id, id_of_body=[b["id"] for b in bodies],
-                       free_of_object=free_of_object, robot_first_body=robot_first_body)
+                       free_of_object=free_of_object, robot_first_body=robot_first_body,
+                       shape_owner=shape_owner)

@@ -846,6 +846,20 @@ class Simulator:
             return np.zeros((int(keep.sum()), 3))
         return c["impulse"][keep] * sign[:, None] / dt
 
+    def rayCast(self, origins, ends, threads=None, mask=None):
+        """The nearest hit along each segment origins -> ends ((N, 3) each, or (3,) for one
+        ray; world [m]) at the current state, as a RayHits (fraction, body = entity ID, link,
+        point, normal; sim_node/sim/rays.py). mask: PyBullet's collisionFilterMask, a body is
+        hit only if mask & its group != 0 (None: all); disabled bodies never are. threads:
+        None = every core, 1 = serial. Releases the GIL while casting."""
+        from sim_node.sim import rays
+
+        # the shapes' owners, made again when spawn/delete rebuilt the layout
+        cached = getattr(self, "_ray_owners", None)
+        if cached is None or cached[0] is not self._layout:
+            cached = self._ray_owners = (self._layout, rays.ShapeOwners(self._layout.shape_owner))
+        return rays.ray_cast(self._scene, cached[1], origins, ends, threads, mask)
+
     def _pair_friction(self, a: int, b: int) -> float:
         from sim_node.model.surface import harmonic_mean
 
