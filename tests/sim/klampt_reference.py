@@ -19,7 +19,7 @@ ARM_URDF = """<robot name="arm">
 </robot>
 """
 
-PLANE_OFF = "OFF\n4 2 0\n-10 -10 0\n10 -10 0\n10 10 0\n-10 10 0\n3 0 1 2\n3 0 2 3\n"
+PLANE_OFF = "OFF\n4 2 0\n-100 -100 0\n100 -100 0\n100 100 0\n-100 100 0\n3 0 1 2\n3 0 2 3\n"
 
 PRELUDE = """
 import json, os, sys
