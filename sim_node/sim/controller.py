@@ -210,6 +210,7 @@ class SimRobotController:
                              f"({MAX_SENSORS})")
         sensor = make_sensor(self, name, type)
         self._sensors.append(sensor)
+        self._sim.count_sensors()
         return sensor
 
     def numSensors(self) -> int:

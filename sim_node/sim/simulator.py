@@ -88,6 +88,7 @@ class Simulator:
         self.ticking = []
         self._qdata = {}
         self._controllers = [SimRobotController(self, r) for r in range(world.numRobots())]
+        self.count_sensors()
         self._initial_state = self.getState()
         # the model state each entity started from (spawned ones: their state at spawning),
         # for reset() once entities have been added or removed
@@ -166,9 +167,15 @@ class Simulator:
             self._apply_pending()
         return dt / n, n
 
+    def count_sensors(self):
+        """Recount the robots' sensors (sim_node.sim.sensors; the controllers call it when
+        they add one): a world without sensors steps without looking for them."""
+        self._has_sensors = any(c._sensors for c in self._controllers)
+
     def _advance(self, h: float, n: int):
         """n physics substeps of h [s] (stops early if the simulation became unstable)."""
-        sensors = [s for c in self._controllers for s in c._sensors if s.getEnabled()]
+        sensors = self._has_sensors and [s for c in self._controllers for s in c._sensors
+                                         if s.getEnabled()]
         if sensors:
             self._step_sensing(h, n, sensors)
         elif not self.ticking:
@@ -484,6 +491,7 @@ class Simulator:
             if a.getID() >= 0 and b.getID() >= 0:
                 self.enableContactFeedback(a.getID(), b.getID())
         self._initial_state = None
+        self.count_sensors()
         self._entities_changed(previous)
 
     def _entities_changed(self, previous_controllers: list):

@@ -626,3 +626,27 @@ def test_contact_and_force_torque_of_a_resting_box():
     sim.setActualConfig(0, [0, 0, 1.0, 0, 0, 0, 1])
     sim.simulate(0.01)
     assert air.getMeasurements().tolist() == [0.0]
+
+
+@needs_rays
+@pytest.mark.parametrize("frame", ["world", "link", "sensor"])
+def test_laser_to_points_lie_on_the_plane(frame):
+    from sim_node.model.sensing import laser_to_points
+    sim = arm_sim(plane=True)
+    c = sim.controller(0)
+    s = c.addSensor("laser", "LaserRangeSensor")
+    # on the turning link l1 (1 m up), 0.3 m out, looking down and out; a 3-D sweep
+    for k, v in {"link": "l1", "Tsensor": "0.6 0 0.8 0 -1 0 0.8 0 -0.6 0.3 0 0",
+                 "measurementCount": "200", "ySweepMagnitude": "0.4", "ySweepType": "0",
+                 "ySweepPeriod": "0"}.items():
+        s.setSetting(k, v)
+    sim.setActualConfig(0, [0.7])
+    sim.simulate(0.01)
+    pts = laser_to_points(s, frame=frame)
+    assert 50 < len(pts) < 200           # some rays see the plane, the rest the sky
+    R_WS, p_WS = s.getTransformWorld()
+    R_LS, p_LS = s.getTransform()
+    world_pts = {"world": pts, "link": (pts - p_LS) @ R_LS @ R_WS.T + p_WS,
+                 "sensor": pts @ R_WS.T + p_WS}[frame]
+    np.testing.assert_allclose(world_pts[:, 2], 0.0, atol=1e-9)
+    assert np.ptp(world_pts[:, 1]) > 0.3     # the y sweep spreads the points
