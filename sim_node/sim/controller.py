@@ -525,6 +525,8 @@ class SimRobotController:
         if unknown:
             raise ValueError(f"setState: robot '{self._robot.getName()}' has no sensor(s) "
                              f"{sorted(map(str, unknown))}")
+        sensors = {s.name(): s._parse_state(sensors[s.name()]) for s in self._sensors
+                   if s.name() in sensors}
         return {"rate": rate, "next_tick": next_tick, "ticking": ticking, "queue": queue,
                 "sensors": sensors}
 

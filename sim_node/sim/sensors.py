@@ -321,25 +321,32 @@ class SimRobotSensor:
                 "measurements": base64.b64encode(m.tobytes()).decode(),
                 "extra": self._extra_state()}
 
-    def _set_state(self, state: dict):
-        """Restore _get_state() (ValueError and nothing changed when it does not fit)."""
-        saved = dict(self._values)
+    def _parse_state(self, state: dict):
+        """The parts of a _get_state() dict, checked (ValueError naming the sensor); nothing
+        of this sensor changes."""
         try:
             if state["type"] != self.TYPE:
                 raise ValueError(f"type {state['type']!r}")
+            check = type(self)(self._controller, self._name)    # validates the settings
             for k, v in state["settings"].items():
-                self.setSetting(k, v)
-            nxt, last_dt = float(state["next"]), float(state["last_dt"])
+                check.setSetting(k, v)
             last_t = None if state["last_t"] is None else float(state["last_t"])
+            times = (float(state["next"]), last_t, float(state["last_dt"]))
             rng = np.random.Generator(np.random.PCG64())
             rng.bit_generator.state = state["rng"]
-            m = np.frombuffer(base64.b64decode(state["measurements"]), dtype="<f8").copy()
+            m = np.frombuffer(base64.b64decode(state["measurements"], validate=True),
+                              dtype="<f8").copy()
             extra = self._parse_extra(state["extra"])
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            self._values = saved
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
             raise ValueError(f"setState: bad state of {self._where()} ({error})") from None
-        self._next, self._last_t, self._last_dt = nxt, last_t, last_dt
-        self._rng, self._measurements = rng, m
+        return check._values, times, rng, m, extra
+
+    def _set_state(self, parsed):
+        """Apply _parse_state()'s result."""
+        values, (self._next, self._last_t, self._last_dt), self._rng, m, extra = parsed
+        self._values, self._measurements = dict(values), m
+        if isinstance(self, CameraSensor):
+            self._camera = None
         self._set_extra(extra)
 
     def _extra_state(self):
@@ -380,12 +387,13 @@ class _JointSensor(SimRobotSensor):
         return [f"{self.PREFIX}[{i}]" for i in self._index()]
 
     def _measure(self, t):
-        idx = self._index()
+        values = self._all()
         res, var = self._values[self.RES], self._values[self.VAR]
-        # one value for every entry, or one per measured entry (Klamp't's vectors)
-        res = res[0] if len(res) == 1 else (np.array(res) if len(res) == len(idx) else 0.0)
-        var = var[0] if len(var) == 1 else (np.array(var) if len(var) == len(idx) else 0.0)
-        return self._noisy(self._all()[idx], res, var)
+        # one value for every entry or one per entry of the whole vector (Klamp't's: noise
+        # and rounding on the whole vector, then the indices picked)
+        res = res[0] if len(res) == 1 else (np.array(res) if len(res) == len(values) else 0.0)
+        var = var[0] if len(var) == 1 else (np.array(var) if len(var) == len(values) else 0.0)
+        return self._noisy(values, res, var)[self._index()]
 
 
 def _joint_settings(res, var):
@@ -394,7 +402,7 @@ def _joint_settings(res, var):
     s["indices"] = _indices_setting()
     for key in (res, var):
         s[key] = _Setting((0.0,), _vector(lo=0.0), _fmt_vector,
-                          "one number >= 0, or one per measured entry")
+                          "one number >= 0, or one per entry of the robot's vector")
     return s
 
 
@@ -678,9 +686,13 @@ class _InertialSensor(SimRobotSensor):
     """Finite differences of the sensor frame's velocities between two updates (the mean
     acceleration over the last update period; zero at the first update)."""
 
+    def __init__(self, controller, name):
+        super().__init__(controller, name)
+        self._prev = None       # (w, v) of the last update
+
     def _kinematics(self, t):
         R, p, w, v = _link_state(self)
-        prev = getattr(self, "_prev", None)
+        prev = self._prev
         if prev is not None and self._last_dt > 0.0:
             a, alpha = (v - prev[1]) / self._last_dt, (w - prev[0]) / self._last_dt
         else:
@@ -693,7 +705,7 @@ class _InertialSensor(SimRobotSensor):
         self._prev = None
 
     def _extra_state(self):
-        prev = getattr(self, "_prev", None)
+        prev = self._prev
         return None if prev is None else [prev[0].tolist(), prev[1].tolist()]
 
     def _parse_extra(self, extra):

@@ -650,3 +650,25 @@ def test_laser_to_points_lie_on_the_plane(frame):
                  "sensor": pts @ R_WS.T + p_WS}[frame]
     np.testing.assert_allclose(world_pts[:, 2], 0.0, atol=1e-9)
     assert np.ptp(world_pts[:, 1]) > 0.3     # the y sweep spreads the points
+
+
+def test_corrupt_sensor_states_are_refused_and_change_nothing():
+    import json
+    import struct
+    sim = arm_sim()
+    s = sim.controller(0).addSensor("q", "JointPositionSensor")
+    s.setSetting("qvariance", "0.01")
+    sim.simulate(0.01)
+    good = sim.getState()
+    size = struct.unpack_from("<Q", good, 8)[0]
+    header = json.loads(good[16:16 + size])
+    before = (s.getMeasurements(), s.getSetting("qvariance"))
+    for key, value in (("settings", {"qvariance": "nan"}), ("rng", {"state": 1}),
+                       ("measurements", "%%%"), ("type", "CameraSensor")):
+        bad = json.loads(json.dumps(header))
+        bad["controllers"][0]["sensors"][0][key] = value
+        text = json.dumps(bad).encode()
+        with pytest.raises(ValueError, match="sensor 'q'"):
+            sim.setState(good[:8] + struct.pack("<Q", len(text)) + text + good[16 + size:])
+        np.testing.assert_array_equal(s.getMeasurements(), before[0])
+        assert s.getSetting("qvariance") == before[1]
