@@ -190,6 +190,7 @@ def test_rate_updates_at_multiples_of_the_period():
 
 
 def test_sensors_do_not_change_the_physics():
+    # the substeps split at a 333 Hz sensor's update times give the same run bit for bit
     runs = []
     for with_sensor in (False, True):
         sim = arm_sim()
@@ -199,15 +200,9 @@ def test_sensors_do_not_change_the_physics():
             s.setSetting("rate", "333")
         for _ in range(20):
             sim.simulate(0.0137)
-        runs.append(sim.getState())
-    assert np.array_equal(arm_sim_q(runs[0]), arm_sim_q(runs[1]))
-
-
-def arm_sim_q(state):
-    sim = arm_sim()
-    sim.controller(0).addSensor("q", "JointPositionSensor") if b'"sensors"' in state else None
-    sim.setState(state)
-    return np.concatenate([sim.getActualConfig(0), sim.getActualVelocity(0), [sim.getTime()]])
+        runs.append(np.concatenate([sim.getActualConfig(0), sim.getActualVelocity(0),
+                                    [sim.getTime()]]))
+    assert runs[0][0] > 0.01 and np.array_equal(runs[0], runs[1])
 
 
 def test_state_round_trip_continues_noisy_sensors_bit_for_bit():
