@@ -185,7 +185,7 @@ class Sim:
 def ours_s3_scene():
     """S3 as sim_node's engine Scene (sim_node.engine.api)."""
     import sim_node
-    from sim_node.sim.build import build_scene
+    from sim_node.model.scene import build_scene
 
     world = sim_node.WorldModel()
     world.readFile(str(BOX_PILE_WORLD))
@@ -210,7 +210,7 @@ def ours_pd_robot_scene(world_path: Path):
 
     import sim_node
     from sim_node.model.errors import URDFWarning
-    from sim_node.sim.build import build_scene
+    from sim_node.model.scene import build_scene
 
     world = sim_node.WorldModel()
     with warnings.catch_warnings():     # third-party URDFs' repaired defects (TALOS: axes on
@@ -574,7 +574,7 @@ def _bin_probe(geometry: BinGeometry, read_state: Callable[[], tuple]) -> Callab
 def ours_s7_scene(world_path: Path = None):
     """S7 as sim_node's engine Scene (sim_node.engine.api)."""
     import sim_node
-    from sim_node.sim.build import build_scene
+    from sim_node.model.scene import build_scene
 
     world = sim_node.WorldModel()
     world.readFile(str(world_path or BIN_WORLD))

@@ -1,8 +1,9 @@
 """The engine's Python face: `Scene`, a SceneModel and a SceneData stepped by the pipeline.
 
-The only engine object the layers above use (built by sim_node.sim.build). It validates at the
+The only engine object the layers above use (built by sim_node.model.scene). It validates at the
 boundary and delegates; the physics is in pipeline/, the state bytes in state.pyx, the contact
-readouts and other queries in queries/ (contacts, aabb, raycast). The state lives in numpy arrays exposed as attributes: robot_q[r],
+readouts and other queries in queries/ (contacts, aabb, distance, raycast). The state lives
+in numpy arrays exposed as attributes: robot_q[r],
 robot_v[r], free_state (n, 13) (com position, quaternion xyzw, com velocity, angular velocity,
 all world), and the per-step inputs robot_tau_ff[r], robot_kp[r], robot_kd[r], robot_q_des[r],
 robot_v_des[r], robot_tau_ext[r], free_wrench (n, 6).
@@ -15,7 +16,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memmove
 
 from sim_node.engine import state
-from sim_node.engine.queries import aabb, contacts, raycast
+from sim_node.engine.queries import aabb, contacts, distance, raycast
 from sim_node.engine.pipeline.actuation cimport advance_target
 from sim_node.engine.pipeline.feedback cimport feedback_entry
 from sim_node.engine.pipeline.kinematics cimport kinematics as kinematics_stage
@@ -268,27 +269,60 @@ cdef class Scene:
         self.model.bodies[body].mask = mask
         self.data.filters_changed = True
 
-    def set_pair_enabled(self, int id_a, int id_b, bint enabled):
-        """Enable or disable collision between the bodies with world IDs id_a and id_b."""
+    def set_pair_enabled(self, int id_a, int id_b, enabled):
+        """The pair override of the bodies with world IDs id_a and id_b (PyBullet's
+        setCollisionFilterPair): True: they collide whatever their group / mask, False: they
+        never collide, None: back to their group / mask. The robot rules (self-collision off,
+        adjacent bodies) hold either way (broadphase.filtered)."""
         cdef SceneModel m = self.model
-        keys = set(self.disabled_pairs())
         key = (min(id_a, id_b), max(id_a, id_b))
-        if enabled:
-            keys.discard(key)
-        else:
-            keys.add(key)
-        ordered = sorted(keys)
+        disabled = set(self.disabled_pairs())
+        enabled_ = set(self.enabled_pairs())
+        disabled.discard(key)
+        enabled_.discard(key)
+        if enabled is True:
+            enabled_.add(key)
+        elif enabled is False:
+            disabled.add(key)
+        elif enabled is not None:
+            raise TypeError(f"set_pair_enabled: enabled must be True, False or None, got {enabled!r}")
         free(m.disabled)
-        m.ndisabled = len(ordered)
-        m.disabled = <unsigned long long*> malloc(max(1, m.ndisabled) * sizeof(unsigned long long))
-        for i, (a, b) in enumerate(ordered):
-            m.disabled[i] = ((<unsigned long long> a) << 32) | (<unsigned long long> b)
+        m.disabled = _pair_keys(sorted(disabled))
+        m.ndisabled = len(disabled)
+        free(m.enabled)
+        m.enabled = _pair_keys(sorted(enabled_))
+        m.nenabled = len(enabled_)
         self.data.filters_changed = True
 
     def disabled_pairs(self):
+        """(id_a, id_b), id_a <= id_b, of every pair disabled by world ID, sorted."""
         cdef SceneModel m = self.model
         return [(int(m.disabled[i] >> 32), int(m.disabled[i] & 0xFFFFFFFF))
                 for i in range(m.ndisabled)]
+
+    def enabled_pairs(self):
+        """(id_a, id_b), id_a <= id_b, of every pair enabled by override, sorted."""
+        cdef SceneModel m = self.model
+        return [(int(m.enabled[i] >> 32), int(m.enabled[i] & 0xFFFFFFFF))
+                for i in range(m.nenabled)]
+
+    def get_collision_filter(self, int body):
+        """(group, mask) of a collision body."""
+        self._check_body(body)
+        return int(self.model.bodies[body].group), int(self.model.bodies[body].mask)
+
+    def body_shapes(self, int body):
+        """(first, count): the body's shapes are first .. first + count - 1."""
+        self._check_body(body)
+        return self.model.bodies[body].first_shape, self.model.bodies[body].nshape
+
+    def closest_points(self, shapes_a, shapes_b, double max_distance):
+        """Closest points of every pair of shapes (shapes_a[i], shapes_b[j]) within max_distance
+        [m], every body placed at the current state first (queries/distance.pyx)."""
+        if not isfinite(max_distance):
+            raise ValueError(f"closest_points: max_distance must be finite, got {max_distance}")
+        self.refresh()
+        return distance.closest_points(self.model, self.data, shapes_a, shapes_b, max_distance)
 
     def set_free_body_kinematic(self, int i, bint kinematic):
         """Kinematic free bodies follow their set velocity; their velocity entries in vel stay
@@ -348,6 +382,12 @@ cdef class Scene:
         body placed at the current state first (queries/aabb.pyx)."""
         self.refresh()
         return aabb.body_aabbs(self.model, self.data, out)
+
+    def shape_aabbs(self, out=None):
+        """(nshape, 2, 3) world bounding boxes of the collision shapes [lower; upper] [m], every
+        body placed at the current state first (queries/aabb.pyx)."""
+        self.refresh()
+        return aabb.shape_aabbs(self.model, self.data, out)
 
     def ray_cast(self, origins, ends, mask=None, threads=None, out=None):
         """The nearest hit along each segment origins[i] -> ends[i] (queries/raycast.pyx states
@@ -624,6 +664,17 @@ cdef class Scene:
     def set_state(self, bytes state_bytes):
         """Restore get_state's bytes of a scene built the same way (checked before use)."""
         state.set_state(self.model, self.data, state_bytes)
+
+
+cdef unsigned long long* _pair_keys(list pairs) except NULL:
+    # sorted (a, b) pairs of world IDs as the keys broadphase.filtered searches (a << 32 | b)
+    cdef unsigned long long* keys = <unsigned long long*> malloc(
+        max(1, len(pairs)) * sizeof(unsigned long long))
+    if keys == NULL:
+        raise MemoryError("pair filter keys")
+    for i, (a, b) in enumerate(pairs):
+        keys[i] = ((<unsigned long long> a) << 32) | (<unsigned long long> b)
+    return keys
 
 
 cdef object _joint_vector(x, str what, int njoint, int nfull, double bound, str unit):

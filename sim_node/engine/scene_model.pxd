@@ -20,6 +20,8 @@ cdef class SceneModel:
     cdef public double regularization
     cdef unsigned long long* disabled # [ndisabled] sorted (min id << 32 | max id) of disabled
     cdef int ndisabled                # pairs of world IDs
+    cdef unsigned long long* enabled  # [nenabled] the same for pairs enabled by override: they
+    cdef int nenabled                 # collide whatever their group / mask (PyBullet's pair filter)
     cdef readonly list robot_models   # [nrobot] the robots' Model objects
     cdef readonly list robot_joint_offset    # first DOF of the joints (6 after a floating base, else 0)
     cdef readonly list robot_joint_q_offset  # first q entry of the joints (7 or 0)

@@ -1,4 +1,4 @@
-"""SceneModel: the constant part of a scene, built once from specs (sim_node.sim.build).
+"""SceneModel: the constant part of a scene, built once from specs (sim_node.model.scene).
 
 Robots (their multibody Models and joint data), free bodies (mass properties), collision
 bodies and their shapes, meshes, gravity and solver settings. The step only reads it; the
@@ -33,6 +33,8 @@ cdef class SceneModel:
         self.meshes = NULL
         self.disabled = NULL
         self.ndisabled = 0
+        self.enabled = NULL
+        self.nenabled = 0
 
     def __dealloc__(self):
         free(self.robots)
@@ -41,6 +43,7 @@ cdef class SceneModel:
         free(self.shapes)
         free(self.meshes)
         free(self.disabled)
+        free(self.enabled)
 
     def __init__(self, *, robots, free_bodies, bodies, shapes, meshes, gravity=(0.0, 0.0, -9.81),
                  max_contacts=20, max_iterations=30, tolerance=1e-5, regularization=0.02):

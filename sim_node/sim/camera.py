@@ -121,10 +121,11 @@ class Camera:
         model first when the world's entities changed (spawn / delete)."""
         sim = self._sim
         world = sim.getWorld()
-        key = _world_key(world)
+        entities = _world_entities(world)
         model = _models.get(sim)
-        if model is None or model.key != key:
-            model = _models[sim] = _RenderModel(world, key)
+        if model is None or len(model.entities) != len(entities) \
+                or any(a is not b for a, b in zip(model.entities, entities)):
+            model = _models[sim] = _RenderModel(world, entities)
         R = np.empty((len(model.sources), 3, 3))
         t = np.empty((len(model.sources), 3))
         robots = {}
@@ -189,8 +190,9 @@ class _RenderModel:
     sources[i]: ("link", robot index, link index) | ("object", index, -1) | ("terrain", index,
     -1); segments[i]: its segmentation value."""
 
-    def __init__(self, world, key):
-        self.key = key
+    def __init__(self, world, entities):
+        # held, not just compared by id(): a deleted entity's id could be reused by a new one
+        self.entities = entities
         self.lock = threading.Lock()
         self.sources, segments, parts = [], [], []
         for r in range(world.numRobots()):
@@ -221,11 +223,12 @@ class _RenderModel:
             offset += len(v)
         cat = (lambda arrays, shape, dtype: np.concatenate(arrays).astype(dtype) if arrays
                else np.empty(shape, dtype))
-        self.rasterizer = Rasterizer(cat(vertices, (0, 3), np.float64),
-                                     cat(vertex_instance, (0,), np.int32),
-                                     cat(triangles, (0, 3), np.int32),
-                                     cat(triangle_instance, (0,), np.int32),
-                                     cat(colors, (0, 3), np.float32), max(len(self.sources), 1))
+        # (vertices (V, 3) in their instance's frame, vertex instance (V,), triangles (T, 3),
+        # triangle instance (T,)): the render model as arrays, for tools (bench/sensors.py)
+        self.arrays = (cat(vertices, (0, 3), np.float64), cat(vertex_instance, (0,), np.int32),
+                       cat(triangles, (0, 3), np.int32), cat(triangle_instance, (0,), np.int32))
+        self.rasterizer = Rasterizer(*self.arrays, cat(colors, (0, 3), np.float32),
+                                     max(len(self.sources), 1))
 
     def _add(self, source, segment, elements, default_color, segments, parts):
         vs, fs, cs = [], [], []
@@ -247,11 +250,12 @@ class _RenderModel:
         parts.append((np.concatenate(vs), np.concatenate(fs), np.concatenate(cs)))
 
 
-def _world_key(world) -> tuple:
-    """What identifies the world's entity set (spawn/delete change it; IDs follow from it)."""
-    return tuple(id(e) for e in (*(world.robot(i) for i in range(world.numRobots())),
-                                  *(world.rigidObject(i) for i in range(world.numRigidObjects())),
-                                  *(world.terrain(i) for i in range(world.numTerrains()))))
+def _world_entities(world) -> tuple:
+    """The world's robots, rigid objects and terrains in order: the render model is rebuilt
+    when they change (spawn / delete; the IDs follow from them)."""
+    return (*(world.robot(i) for i in range(world.numRobots())),
+            *(world.rigidObject(i) for i in range(world.numRigidObjects())),
+            *(world.terrain(i) for i in range(world.numTerrains())))
 
 
 # -- tessellation ------------------------------------------------------------------------------
@@ -400,8 +404,11 @@ def view_matrix(eye, target, up) -> tuple:
     y up, looking along -z) as 16 floats, column-major."""
     eye, target, up = (np.asarray(a, dtype=float).reshape(3) for a in (eye, target, up))
     f = target - eye
-    f /= np.linalg.norm(f)
     s = np.cross(f, up)
+    if not (np.all(np.isfinite(f)) and np.linalg.norm(f) > 0 and np.linalg.norm(s) > 0):
+        raise ValueError(f"view_matrix: eye {eye.tolist()} and target {target.tolist()} must "
+                         f"be finite and distinct, and up {up.tolist()} not along the view")
+    f /= np.linalg.norm(f)
     s /= np.linalg.norm(s)
     u = np.cross(s, f)
     M = np.eye(4)
@@ -522,7 +529,9 @@ def get_camera_image(sim, width, height, view_matrix=None, projection_matrix=Non
     rgba[..., :3] = image.rgb
     rgba[..., 3] = 255
     z = image.depth.astype(np.float64)
-    buffer = np.where(np.isfinite(z), far * (z - near) / (z * (far - near)), 1.0)
+    seen = np.isfinite(z)
+    buffer = np.ones_like(z)
+    buffer[seen] = far * (z[seen] - near) / (z[seen] * (far - near))
     segmentation = image.segmentation
     if segmentation is not None and not flags & ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX:
         segmentation = np.where(segmentation < 0, -1, segmentation & 0xFFFFFF).astype(np.int32)

@@ -215,7 +215,7 @@ def _frozen(world_id: int, elements, R, t, settings: BodySettings) -> TerrainMod
 
 
 def _hulls(elements) -> tuple:
-    """Moving bodies' meshes collide as their convex hulls (sim/build.py), terrain meshes as
+    """Moving bodies' meshes collide as their convex hulls (model/scene.py), terrain meshes as
     triangle meshes: a frozen body's convex meshes become triangle meshes of their hulls."""
     return tuple(replace(e, shape=_hull(e.shape))
                  if isinstance(e.shape, geo.Mesh) and not e.shape.concave else e

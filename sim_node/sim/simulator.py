@@ -25,9 +25,9 @@ import numpy as np
 
 from sim_node.engine.api import Status
 from sim_node.model.robot import RobotModel, RobotModelLink, normalized_config
+from sim_node.model.scene import build_scene
 from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel
 from sim_node.sim import bounds, entities
-from sim_node.sim.build import build_scene
 from sim_node.sim.entities import all_entities as _entities
 from sim_node.sim.reset import ResetScope, WorldOrigin, reset_scope
 from sim_node.sim.reset import model_state as _model_state
@@ -83,6 +83,7 @@ class Simulator:
         self._wrench_version = 0    # counts add_wrench calls
         self._feedback_all = False
         self._feedback_pairs = set()
+        self._query_face = None
         # the controllers whose motion queue needs evaluation, in robot order (written by
         # SimRobotController when a queue starts or ends; public: the controllers go through it)
         self.ticking = []
@@ -254,7 +255,7 @@ class Simulator:
     @property
     def layout(self):
         """How the world's entities map onto the engine's collision bodies and free bodies
-        (sim_node.sim.build.SceneLayout; rebuilt with the engine)."""
+        (sim_node.model.scene.SceneLayout; rebuilt with the engine)."""
         return self._layout
 
     def getTime(self) -> float:
@@ -445,7 +446,12 @@ class Simulator:
         controllers = {id(c._robot): c for c in self._controllers}
         body_entity = [world.getEntity(i) for i in layout.id_of_body]
         settings = {id(e): (scene.get_body_surface(b), scene.get_body_padding(b),
-                            scene.body_enabled(b)) for b, e in enumerate(body_entity)}
+                            scene.body_enabled(b), scene.get_collision_filter(b))
+                    for b, e in enumerate(body_entity)}
+        pair_filters = [(world.getEntity(a), world.getEntity(b), enabled)
+                        for enabled, pairs in ((True, scene.enabled_pairs()),
+                                               (False, scene.disabled_pairs()))
+                        for a, b in pairs]
         dynamics = {id(body._entity): body._dynamics for body in self._bodies.values()}
         pairs = [(body_entity[a], body_entity[b]) for a, b in self._feedback_pairs]
         options = dict(gravity=scene.get_gravity(), max_iterations=scene.max_iterations,
@@ -479,12 +485,16 @@ class Simulator:
         for b, i in enumerate(self._layout.id_of_body):
             entity = world.getEntity(i)
             if id(entity) in settings:
-                surface, padding, enabled = settings[id(entity)]
+                surface, padding, enabled, group_mask = settings[id(entity)]
                 scene.set_body_surface(b, *surface)
                 scene.set_body_padding(b, padding)
                 scene.set_body_enabled(b, enabled)
+                scene.set_collision_filter(b, *group_mask)
             if dynamics.get(id(entity)) is False:
                 self.body(i).enableDynamics(False)
+        for a, b, enabled in pair_filters:
+            if a.getID() >= 0 and b.getID() >= 0:
+                scene.set_pair_enabled(a.getID(), b.getID(), enabled)
         self._feedback_pairs = set()
         scene.enable_feedback_all(self._feedback_all)
         for a, b in pairs:
@@ -702,6 +712,49 @@ class Simulator:
 
         R, p = kinematics.frames(*self.robot_query(r))
         return R[link].copy(), p[link].copy()
+
+    # -- collision queries and filters (PyBullet's names; sim_node.sim.queries) -------------
+    # IDs: the entity (robot, rigid object, terrain) and a link index in a robot (-1 or None
+    # otherwise); the queries see the current state (after setActualConfig, setTransform ...).
+    def _queries(self):
+        from sim_node.sim.queries import Queries
+
+        if self._query_face is None:
+            self._query_face = Queries(self)
+        return self._query_face
+
+    def getClosestPoints(self, id_a, id_b, max_distance, link_a=None, link_b=None) -> list:
+        """The closest points of entities id_a and id_b (of links link_a / link_b; None: every
+        link) no further apart than max_distance [m]: a list of sim_node.sim.queries.
+        ClosestPoint, one per pair of links (the closest of their shapes), ordered by
+        (link_a, link_b); distance < 0 is penetration."""
+        return self._queries().closest_points(id_a, id_b, max_distance, link_a, link_b)
+
+    def getAABB(self, id_, link=None):
+        """(lo (3,), hi (3,)) world bounding box [m] of an entity's collision shapes (of one
+        link; None: all), at the current state, without margin."""
+        return self._queries().aabb(id_, link)
+
+    def getOverlappingObjects(self, lo, hi) -> list:
+        """Sorted (entity ID, link) pairs whose collision shapes' bounding boxes overlap the
+        box [lo, hi] [m]."""
+        return self._queries().overlapping_objects(lo, hi)
+
+    def setCollisionFilterGroupMask(self, id_, link, group, mask):
+        """PyBullet's filter: bodies a, b may collide when (group_a & mask_b) and
+        (group_b & mask_a) are non-zero. link None on a robot: all its links. A link welded by
+        fixed joints shares its body's filter."""
+        self._queries().set_group_mask(id_, link, group, mask)
+
+    def getCollisionFilterGroupMask(self, id_, link=None):
+        """(group, mask) of an entity's (link's) collision body."""
+        return self._queries().get_group_mask(id_, link)
+
+    def setCollisionFilterPair(self, id_a, id_b, link_a, link_b, enable):
+        """Pair override, both ways: enable True: the two collide whatever their group / mask,
+        False: never; None: back to group / mask. A robot's own rules (self-collision off,
+        adjacent links) still hold, as in PyBullet."""
+        self._queries().set_pair(id_a, id_b, link_a, link_b, enable)
 
     # -- contact feedback (seed 002) -------------------------------------------------------
     # IDs are those of terrains, rigid objects and robot links; a robot's own ID stands for all

@@ -1,7 +1,7 @@
 """Scenes whose stepped states are recorded bit for bit (tests/engine/data/pipeline_reference.npz)
 and replayed by test_pipeline.py: the staged step must reproduce the engine it replaced exactly.
 
-Each case builds an engine scene from a world file (sim_node.sim.build), sets its actuators
+Each case builds an engine scene from a world file (sim_node.model.scene), sets its actuators
 directly on the engine, and steps it; `trace(case)` returns what is compared: the state bytes
 (get_state) at a few checkpoints, every 10th step's robot q and free-body states, and the last step's
 contacts and feedback. Together the cases cover every stage: free bodies on a plane (box pile,
@@ -138,7 +138,7 @@ def _gains(scene, world, robot_index: int):
 def build(case: str, folder: Path):
     """(scene, steps, per_step) of a case; per_step(scene, k) runs before step k (or None)."""
     import sim_node
-    from sim_node.sim.build import build_scene
+    from sim_node.model.scene import build_scene
 
     if case == "box_pile":
         world = sim_node.WorldModel()

@@ -74,7 +74,7 @@ def test_a_step_that_fails_is_retried_in_halves_and_profiles_each_attempt(tmp_pa
     # a 0.5 m/s-per-step rule: a box thrown at 600 m/s moves 0.6 m in a 1 ms step, so the
     # step fails at the velocity check and is retried as halves until 0.3 m, 0.15 m ... fit
     import sim_node
-    from sim_node.sim.build import build_scene
+    from sim_node.model.scene import build_scene
 
     world = sim_node.WorldModel()
     (tmp_path / "w.yaml").write_text("""rigid_objects:

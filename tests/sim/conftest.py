@@ -2,7 +2,7 @@
 import pytest
 from scene_helpers import world_from_yaml
 
-from sim_node.sim.build import build_scene
+from sim_node.model.scene import build_scene
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import sim_node  # noqa: E402
-from sim_node.sim.build import build_scene  # noqa: E402
+from sim_node.model.scene import build_scene  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 DT = 0.001

@@ -14,7 +14,7 @@ import pytest
 
 import sim_node
 from sim_node.model.errors import URDFWarning
-from sim_node.sim.build import build_scene
+from sim_node.model.scene import build_scene
 
 REPO = Path(__file__).resolve().parents[2]
 BIN_WORLD = REPO / "data" / "worlds" / "bin_500.yaml"

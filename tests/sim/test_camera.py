@@ -126,15 +126,19 @@ rigid_objects:
 
 ARM = """<robot name="arm">
   <material name="red"><color rgba="1 0 0 1"/></material>
-  <link name="base"><inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+  <link name="base"><inertial><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
     <visual><geometry><box size="0.4 0.4 0.1"/></geometry><material name="red"/></visual>
     <collision><geometry><box size="0.4 0.4 0.1"/></geometry></collision></link>
-  <link name="upper"><inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+  <link name="upper"><inertial><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
     <visual><origin xyz="0.3 0 0"/><geometry><box size="0.2 0.1 0.1"/></geometry>
       <material name="inline"><color rgba="0 0 1 1"/></material></visual>
-    <collision><origin xyz="0.3 0 0"/><geometry><box size="0.2 0.1 0.1"/></geometry></collision></link>
+    <collision><origin xyz="0.3 0 0"/><geometry><box size="0.2 0.1 0.1"/></geometry>
+    </collision></link>
   <joint name="j" type="revolute"><parent link="base"/><child link="upper"/>
-    <origin xyz="0 0 0.1"/><axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="10" velocity="1"/></joint>
+    <origin xyz="0 0 0.1"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="10" velocity="1"/></joint>
 </robot>"""
 
 
@@ -177,20 +181,25 @@ def test_ground_crossing_the_near_plane_renders_its_far_part(tmp_path):
     assert np.all(np.isinf(img.depth[(z < 0.5 * 0.999) | (z > 40.0 * 1.001)]))
 
 
+BLOCK = """<robot name="block"><link name="b"><inertial><mass value="1"/>
+  <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+  <collision><geometry><box size="{side} {side} {side}"/></geometry></collision></link></robot>"""
+
+
 def test_spawn_and_delete_rebuild_the_render_model(tmp_path):
     sim = _sim(tmp_path, GROUND)
     cam = Camera(sim, 40, 40, fov_x=1.0)
     before = cam.render(DOWN, [0, 0, 1.0], segmentation=True)
     assert np.all(before.depth == np.float32(1.0))
-    sim.spawn("""<robot name="block"><link name="b"><inertial><mass value="1"/>
-      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
-      <collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision></link></robot>""",
-              t=[0, 0, 0.1])
+    sim.spawn(BLOCK.format(side=0.2), t=[0, 0, 0.1])
     after = cam.render(DOWN, [0, 0, 1.0], segmentation=True)
     assert after.depth[20, 20] == np.float32(0.8)
     sim.delete("block")
     again = cam.render(DOWN, [0, 0, 1.0], segmentation=True)
     assert np.array_equal(again.depth, before.depth)
+    # as many entities as before, another one: rebuilt all the same
+    sim.spawn(BLOCK.format(side=0.4), t=[0, 0, 0.2])
+    assert cam.render(DOWN, [0, 0, 1.0]).depth[20, 20] == np.float32(0.6)
 
 
 def test_snapshot_renders_the_moment_it_was_taken(tmp_path):
@@ -208,6 +217,35 @@ rigid_objects:
     now = cam.render(DOWN, [0, 0, 2.0])
     assert then.depth[20, 20] == pytest.approx(0.9, abs=3e-3)    # a pixel off the pole
     assert now.depth[20, 20] > then.depth[20, 20] + 0.1
+
+
+def test_a_worker_renders_a_snapshot_while_the_physics_steps(box_pile_sim):
+    import threading
+
+    sim = box_pile_sim
+    cam = Camera(sim, 64, 48, fov_x=1.2)
+    R, t = _look_at([0.8, 0.6, 0.7], [0.0, 0.0, 0.05])
+    snap = cam.snapshot()
+    reference = cam.render(R, t, snapshot=snap, segmentation=True, threads=1)
+    frames, errors = [], []
+
+    def worker():
+        try:
+            for _ in range(20):
+                frames.append(cam.render(R, t, snapshot=snap, segmentation=True, threads=2))
+        except Exception as exc:       # reported below
+            errors.append(exc)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    while thread.is_alive():
+        sim.simulate(0.005)
+    thread.join()
+    assert not errors and len(frames) == 20
+    for frame in frames:
+        assert np.array_equal(frame.depth, reference.depth)
+        assert np.array_equal(frame.segmentation, reference.segmentation)
+    assert (reference.segmentation >= 0).sum() > 0.5 * 64 * 48
 
 
 # -- hostile input -----------------------------------------------------------------------------
@@ -234,6 +272,21 @@ def test_bad_poses_are_refused(tmp_path):
         cam.render(np.eye(4), [0, 0, 0])
     with pytest.raises(ValueError, match="threads"):
         cam.render(np.eye(3), [0, 0, 0], threads=0)
+
+
+def test_an_empty_world_and_degenerate_views():
+    sim = sim_node.Simulator(sim_node.WorldModel())
+    img = Camera(sim, 8, 6).render(np.eye(3), [0, 0, 0], segmentation=True, threads=2)
+    assert np.all(np.isinf(img.depth)) and np.all(img.segmentation == -1)
+    assert np.all(img.rgb == 255)
+    with pytest.raises(ValueError, match="distinct"):
+        cam_mod.view_matrix([1, 2, 3], [1, 2, 3], [0, 0, 1])
+    with pytest.raises(ValueError, match="up"):
+        cam_mod.view_matrix([0, 0, 1], [0, 0, 0], [0, 0, 1])
+    with pytest.raises(ValueError, match="up_axis_index"):
+        cam_mod.view_matrix_from_yaw_pitch_roll([0, 0, 0], 1.0, 0, 0, 0, 0)
+    with pytest.raises(ValueError, match="16 finite"):
+        cam_mod.get_camera_image(sim, 8, 8, view_matrix=[0] * 15)
 
 
 @settings(max_examples=40, deadline=None)
@@ -298,3 +351,146 @@ def test_intrinsics_from_fov_match_the_projection_matrix():
         cam_mod.projection_matrix_fov(fov_y, 640 / 480, 0.05, 50.0))
     np.testing.assert_allclose(K2, K, rtol=1e-12)
     assert (near, far) == pytest.approx((0.05, 50.0), rel=1e-12)
+
+
+# -- against PyBullet's TinyRenderer on S3's pile with the kuka arm -----------------------------
+def _kuka_pile():
+    """S3's pile and pybullet_data's kuka_iiwa beside it, in sim_node and in PyBullet (DIRECT):
+    (sim, robot, pybullet client, {our entity ID: PyBullet body id}, kuka body id)."""
+    import pybullet_data
+    from scipy.spatial.transform import Rotation
+
+    kuka = Path(pybullet_data.getDataPath()) / "kuka_iiwa" / "model.urdf"
+    world = sim_node.WorldModel()
+    world.readFile(str(REPO / "data/worlds/box_pile.yaml"))
+    with pytest.warns(Warning):          # its base link's zero mass is repaired
+        robot = world.loadRobot(str(kuka), fixed_base=True, t=[0.0, -0.45, 0.0])
+    sim = sim_node.Simulator(world)
+    client = pybullet.connect(pybullet.DIRECT)
+    # PyBullet has no visual for a GEOM_PLANE: the ground is a 24 m grid of 0.24 m cells
+    # (TinyRenderer interpolates depth less exactly over large triangles)
+    n = 100
+    xs = np.linspace(-12.0, 12.0, n + 1)
+    X, Y = np.meshgrid(xs, xs)
+    k = (np.arange(n)[:, None] * (n + 1) + np.arange(n)[None, :]).ravel()
+    grid = np.concatenate([np.column_stack([k, k + 1, k + n + 2]),
+                           np.column_stack([k, k + n + 2, k + n + 1])]).ravel()
+    ground = pybullet.createMultiBody(
+        0, pybullet.createCollisionShape(pybullet.GEOM_PLANE, physicsClientId=client),
+        pybullet.createVisualShape(pybullet.GEOM_MESH, physicsClientId=client,
+                                   vertices=np.column_stack([X.ravel(), Y.ravel(),
+                                                             np.zeros(X.size)]).tolist(),
+                                   indices=grid.tolist()), physicsClientId=client)
+    ids = {world.terrain("ground").getID(): ground}
+    R, t = sim.getRigidObjectTransforms()
+    for i in range(world.numRigidObjects()):
+        half = (0.5 * np.array(world.rigidObject(i).getCollisionGeometry()[0].shape.size)).tolist()
+        ids[world.rigidObject(i).getID()] = pybullet.createMultiBody(
+            0.5, pybullet.createCollisionShape(pybullet.GEOM_BOX, halfExtents=half,
+                                               physicsClientId=client),
+            pybullet.createVisualShape(pybullet.GEOM_BOX, halfExtents=half,
+                                       physicsClientId=client),
+            basePosition=t[i].tolist(),
+            baseOrientation=Rotation.from_matrix(R[i]).as_quat().tolist(),
+            physicsClientId=client)
+    body = pybullet.loadURDF(str(kuka), [0.0, -0.45, 0.0], useFixedBase=True,
+                             physicsClientId=client)
+    ids[robot.getID()] = body
+    # PyBullet's link j is the child of joint j; ours counts the base as link 0
+    for j in range(pybullet.getNumJoints(body, physicsClientId=client)):
+        assert (pybullet.getJointInfo(body, j, physicsClientId=client)[12].decode()
+                == robot.link(j + 1).getName())
+    return sim, client, ids
+
+
+def _to_bullet_ids(segmentation, ids):
+    """Our segmentation values in PyBullet's numbering: body ids; our robot link l is its
+    l - 1 (its base is -1), so its (link + 1) << 24 is l << 24; rigid bodies (our link -1)
+    are its bases, 0 << 24."""
+    entity, link = segmentation & 0xFFFFFF, (segmentation >> 24) - 1
+    out = np.full(segmentation.shape, -1, np.int64)
+    for ours, theirs in ids.items():
+        m = (entity == ours) & (segmentation >= 0)
+        out[m] = theirs + (np.maximum(link[m], 0).astype(np.int64) << 24)
+    return out
+
+
+def test_depth_segmentation_and_colour_match_pybullets_tiny_renderer():
+    from scipy import ndimage
+
+    sim, client, ids = _kuka_pile()
+    try:
+        W, H, near, far = 320, 240, 0.05, 10.0
+        view = pybullet.computeViewMatrix([1.2, 0.9, 1.0], [0.0, -0.15, 0.2], [0, 0, 1])
+        proj = pybullet.computeProjectionMatrixFOV(60.0, W / H, near, far)
+        _, _, rgba_b, buffer_b, seg_b = pybullet.getCameraImage(
+            W, H, view, proj, renderer=pybullet.ER_TINY_RENDERER, shadow=0,
+            flags=pybullet.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX, lightAmbientCoeff=1.0,
+            lightDiffuseCoeff=0.0, lightSpecularCoeff=0.0, physicsClientId=client)
+    finally:
+        pybullet.disconnect(client)
+    rgba_b = np.reshape(rgba_b, (H, W, 4))
+    seg_b = np.reshape(seg_b, (H, W))
+    z_b = far * near / (far - (far - near) * np.reshape(buffer_b, (H, W)).astype(float))
+
+    def interior(seg):      # away from edges: one segment over the 3x3 neighbourhood
+        return ndimage.maximum_filter(seg, 3) == ndimage.minimum_filter(seg, 3)
+
+    # the PyBullet-style call, at pixel centres
+    _, _, rgba, buffer, seg = cam_mod.get_camera_image(
+        sim, W, H, view, proj, flags=cam_mod.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX,
+        lightAmbientCoeff=1.0, lightDiffuseCoeff=0.0)
+    ours = _to_bullet_ids(seg, ids)
+    away = interior(seg_b) & interior(ours)
+    assert (ours == seg_b)[away].mean() > 0.99
+    # TinyRenderer samples pixel (i, j) at its corner (i, j + 1), not at its centre: the
+    # ground's z-depth there is the closed form's to 0.01 mm. Drawn with that sampling (the
+    # principal point moved by half a pixel), ours matches it surface for surface.
+    R, t, K, _ = cam_mod.camera_from_matrices(W, H, view, proj)
+    u, v = np.meshgrid(np.arange(W), np.arange(H) + 1.0)
+    rays = np.stack([(u - K[0, 2]) / K[0, 0], (v - K[1, 2]) / K[1, 1], np.ones_like(u)], -1)
+    z_ground = t[2] / -(rays @ R.T)[..., 2]
+    on_ground = away & (seg_b == ids[0])
+    assert on_ground.sum() > 0.5 * W * H
+    assert np.abs(z_b - z_ground)[on_ground].mean() < 1e-4
+    K_corner = K + [[0, 0, 0.5], [0, 0, -0.5], [0, 0, 0]]
+    camera = Camera(sim, W, H, K=K_corner, near=near, far=far, ambient=1.0, diffuse=0.0)
+    img = camera.render(R, t, segmentation=True)
+    ours = _to_bullet_ids(img.segmentation, ids)
+    assert (ours == seg_b).mean() > 0.99
+    both = (ours == seg_b) & (seg_b >= 0) & away
+    assert both.sum() > 0.6 * W * H
+    assert np.abs(img.depth - z_b)[both].mean() < 1e-3
+    # the kuka's URDF material colours (Grey, Blue, Orange), unshaded: PyBullet truncates
+    # colour * 255, we round
+    kuka = both & ((seg_b & 0xFFFFFF) == ids[sim.getWorld().robot(0).getID()])
+    assert kuka.sum() > 500
+    assert np.abs(img.rgb[kuka].astype(int) - rgba_b[kuka][:, :3]).max() <= 1
+
+
+def test_get_camera_image_returns_pybullets_tuple_and_depth_buffer(tmp_path):
+    world = sim_node.WorldModel()
+    world.readFile(str(REPO / "data/worlds/box_pile.yaml"))
+    robot = world.loadRobot(ARM, fixed_base=True, t=[0.0, 0.6, 0.0])
+    sim = sim_node.Simulator(world)
+    near, far, h = 0.1, 5.0, 1.5
+    view = cam_mod.view_matrix([0.0, 0.3, h], [0.0, 0.3, 0.0], [0, 1, 0])
+    proj = cam_mod.projection_matrix_fov(70.0, 1.25, near, far)
+    w, hgt, rgba, buffer, seg = cam_mod.get_camera_image(sim, 50, 40, view, proj)
+    assert (w, hgt) == (50, 40) and rgba.shape == (40, 50, 4) and np.all(rgba[..., 3] == 255)
+    assert buffer.dtype == np.float32 and seg.dtype == np.int32
+    z = far * near / (far - (far - near) * buffer.astype(float))    # PyBullet's recipe
+    ground = seg == world.terrain("ground").getID()
+    assert ground.sum() > 100
+    np.testing.assert_allclose(z[ground], h, rtol=1e-5)     # float32 buffer, non-linear
+    # without the link flag a robot's pixels carry its ID only, as PyBullet's body ids
+    assert robot.getID() in seg and seg.max() < 1 << 24
+    _, _, _, _, seg_links = cam_mod.get_camera_image(
+        sim, 50, 40, view, proj, flags=cam_mod.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX)
+    assert robot.getID() + (1 << 24) in seg_links
+    # nothing beyond far: buffer 1, segment -1
+    up = cam_mod.view_matrix([0.0, 0.0, 1.0], [0.0, 0.0, 2.0], [0, 1, 0])
+    _, _, _, sky, sky_seg = cam_mod.get_camera_image(sim, 8, 8, up, proj)
+    assert np.all(sky == 1.0) and np.all(sky_seg == -1)
+    assert cam_mod.get_camera_image(sim, 8, 8, up, proj,
+                                    flags=cam_mod.ER_NO_SEGMENTATION_MASK)[4] is None

@@ -8,7 +8,7 @@ import pytest
 from scene_helpers import DT, REPO, ground, quat_about, shell_floor
 
 import sim_node
-from sim_node.sim.build import build_scene
+from sim_node.model.scene import build_scene
 
 
 def test_compliant_layer_sinks_to_the_static_depth_m_g_over_4_k(make_scene):

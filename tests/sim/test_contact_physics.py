@@ -8,7 +8,7 @@ from scene_helpers import DT, REPO, ground, quat_about, shell_floor
 from transforms3d.quaternions import quat2mat
 
 import sim_node
-from sim_node.sim.build import build_scene
+from sim_node.model.scene import build_scene
 
 G = 9.81
 

@@ -5,7 +5,7 @@ import pytest
 from scene_helpers import DT, ground
 
 import sim_node
-from sim_node.sim.build import build_scene
+from sim_node.model.scene import build_scene
 
 # A fixed-base chain whose geometry overlaps everywhere: base (welded to the world) - l1 - l2.
 # l1 and l2 are each adjacent to their parent; l2 and the base are not adjacent.
@@ -86,6 +86,25 @@ def test_group_and_mask_filter_like_pybullet(make_scene):
     scene.free_state[1, 7:] = 0.0
     scene.step(DT, 1000)
     assert scene.free_state[1, 2] == pytest.approx(0.0505, abs=1e-4)
+
+
+def test_a_pair_override_beats_group_and_mask_and_clears_back_to_them(make_scene):
+    # upper masks out group 1 (lower, the ground): with the pair (lower, upper) enabled by
+    # override it rests on lower (centre 0.151: 0.0505 + 0.1 + the rest gap); cleared (None),
+    # the masks rule again and it falls through both
+    world, layout, scene = make_scene(STACK)
+    lower, upper = world.rigidObject("lower").getID(), world.rigidObject("upper").getID()
+    scene.set_collision_filter(layout.body_of_id[upper], 2, 0xFFFFFFFF & ~1)
+    scene.set_pair_enabled(upper, lower, True)
+    assert scene.enabled_pairs() == [(lower, upper)] and scene.disabled_pairs() == []
+    scene.step(DT, 1000)
+    assert scene.free_state[1, 2] == pytest.approx(0.151, abs=1e-3)
+    scene.set_pair_enabled(lower, upper, None)
+    assert scene.enabled_pairs() == [] and scene.disabled_pairs() == []
+    scene.step(DT, 1000)
+    assert scene.free_state[1, 2] < 0.0
+    with pytest.raises(TypeError, match="enabled must be True, False or None"):
+        scene.set_pair_enabled(lower, upper, 1)
 
 
 def test_feedback_flags_touch_separation_and_penetration_of_a_bouncing_ball(make_scene):

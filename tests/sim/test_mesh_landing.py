@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 from scene_helpers import DT, quat_about, world_from_yaml
 from transforms3d.quaternions import qmult
 
-from sim_node.sim.build import build_scene
+from sim_node.model.scene import build_scene
 
 EXPLORE = os.environ.get("SIM_NODE_HYPOTHESIS") == "explore"
 

@@ -3,8 +3,10 @@
     (body AABBs, filters) => candidate body pairs (i < j)
 
 Filters (PyBullet semantics plus the robot rules): disabled bodies, bodies without shapes, pairs
-of which neither side is dynamic, group / mask bits, a robot's own bodies unless it self-collides
-(and then never adjacent bodies), and pairs disabled by world ID."""
+of which neither side is dynamic, a robot's own bodies unless it self-collides (and then never
+adjacent bodies), pairs disabled by world ID, and group / mask bits. A pair enabled by world ID
+(the pair override) skips the last two, as PyBullet's custom pair filter is consulted before its
+group / mask test; the robot rules still hold, as Bullet's self-collision flags do."""
 from libc.stdlib cimport realloc
 
 from sim_node.engine.broadphase cimport sweep_and_prune
@@ -37,12 +39,9 @@ cdef bint filtered(SceneModel m, int i, int j) noexcept nogil:
     cdef const BodyC* a = &m.bodies[i]
     cdef const BodyC* b = &m.bodies[j]
     cdef unsigned long long key
-    cdef int lo, hi, mid
     if not a.enabled or not b.enabled or a.nshape == 0 or b.nshape == 0:
         return True
     if not _dynamic(m, a) and not _dynamic(m, b):
-        return True
-    if (a.group & b.mask) == 0 or (b.group & a.mask) == 0:
         return True
     if a.robot >= 0 and a.robot == b.robot:
         if not m.robots[a.robot].self_collision:
@@ -52,17 +51,26 @@ cdef bint filtered(SceneModel m, int i, int j) noexcept nogil:
             return True
         if b.robot_body >= 0 and m.robots[a.robot].body_adjacent[b.robot_body] == a.robot_body:
             return True
-    if m.ndisabled > 0:
+    if m.nenabled > 0 or m.ndisabled > 0:
         key = ((<unsigned long long> min(a.id, b.id)) << 32) | (<unsigned long long> max(a.id, b.id))
-        lo, hi = 0, m.ndisabled - 1
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            if m.disabled[mid] == key:
-                return True
-            if m.disabled[mid] < key:
-                lo = mid + 1
-            else:
-                hi = mid - 1
+        if _listed(m.enabled, m.nenabled, key):
+            return False
+        if _listed(m.disabled, m.ndisabled, key):
+            return True
+    return (a.group & b.mask) == 0 or (b.group & a.mask) == 0
+
+
+cdef inline bint _listed(const unsigned long long* keys, int n, unsigned long long key) noexcept nogil:
+    # key is in the sorted keys[0:n] (binary search)
+    cdef int lo = 0, hi = n - 1, mid
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if keys[mid] == key:
+            return True
+        if keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid - 1
     return False
 
 

@@ -27,3 +27,21 @@ def body_aabbs(SceneModel m, SceneData d, out=None):
             box[i, 0, k] = d.bodies[i].lo[k]
             box[i, 1, k] = d.bodies[i].hi[k]
     return out
+
+
+def shape_aabbs(SceneModel m, SceneData d, out=None):
+    """(nshape, 2, 3) float64: the world box [lower; upper corner] of each collision shape [m]
+    from the last kinematics pass (a plane's is unbounded across it). `out` as in body_aabbs."""
+    if out is None:
+        out = np.empty((m.nshape, 2, 3))
+    elif (not isinstance(out, np.ndarray) or out.shape != (m.nshape, 2, 3)
+          or out.dtype != np.float64 or not out.flags.c_contiguous):
+        raise ValueError(f"shape_aabbs: out must be a C-contiguous float64 array of shape "
+                         f"({m.nshape}, 2, 3)")
+    cdef double[:, :, ::1] box = out
+    cdef int i, k
+    for i in range(m.nshape):
+        for k in range(3):
+            box[i, 0, k] = d.shapes[i].lo[k]
+            box[i, 1, k] = d.shapes[i].hi[k]
+    return out

@@ -4,34 +4,56 @@
 
 The scene is a set of rigid instances (a robot link's visuals, a rigid object, a terrain), each
 a set of triangles in its own frame; only the instance poses change per frame. A frame runs
-three passes, each spread over threads (OpenMP) with the GIL released:
+two passes, each spread over threads with the GIL released:
 
-1. vertices to the camera's optical frame (z forward, x right, y down);
-2. per triangle: clip against the near plane z = near (a triangle crossing it keeps its far part:
-   one or two triangles), flat Lambert shade c (ambient + diffuse max(0, n.l)) with the normal
+1. per triangle: its corners to the camera's optical frame (z forward, x right, y down); clip
+   against the near plane z = near (a triangle crossing it keeps its far part: one or two
+   triangles); flat Lambert shade c (ambient + diffuse max(0, n.l)) with the normal
    turned towards the camera (meshes are drawn two-sided: their winding is not trusted),
    project u = fx x/z + cx, v = fy y/z + cy;
-3. per band of image rows: every triangle overlapping the band is scanned row by row over the
-   span its three edges allow; a pixel centre (i + 0.5, j + 0.5) is covered when all three edge
-   functions are > 0, or = 0 on a top or left edge (the top-left rule: a pixel on an edge
-   shared by two triangles is drawn once). 1/z is affine in screen space, so it is interpolated
+2. per band of image rows: clear the band; every triangle overlapping it is scanned row by row
+   over the span its three edges allow; a pixel centre (i + 0.5, j + 0.5) is covered when all
+   three edge functions are > 0, or = 0 on a top or left edge (the top-left rule: a pixel on an
+   edge shared by two triangles is drawn once). 1/z is affine in screen space, so it is interpolated
    linearly (perspective-correct depth) and the nearest surface wins (largest 1/z, within
    [near, far]); the winner's triangle is recorded and its colour and segment written at the
-   end, so overdraw costs one store.
+   end of the band, so overdraw costs one store.
+
+The threads are a pool of Python threads running the nogil kernels, not OpenMP: OpenMP's
+workers spin at their barriers, and on a machine whose cores are busy (the physics thread
+beside a camera worker) a spinning thread that waits for a descheduled one burns the core the
+physics needs (measured: 2 OpenMP threads rendered 4x slower than 1 under load). Pool threads
+sleep while they wait.
 
 Depth is the z coordinate in the optical frame [m] (float32), +inf where no surface lies within
 [near, far].
 """
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 cimport numpy as cnp
-from cython.parallel cimport parallel, prange
 from libc.math cimport ceil, floor, INFINITY, isfinite, sqrt
 from libc.stdlib cimport free, malloc
 
 cnp.import_array()
+
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _workers(int n):
+    """The shared pool, grown to at least n - 1 threads (the caller is the n-th)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < n - 1:
+            old, _pool = _pool, ThreadPoolExecutor(max_workers=max(n - 1, 1),
+                                                   thread_name_prefix="sim_node-render")
+            if old is not None:
+                old.shutdown(wait=False)
+        return _pool
 
 
 def default_threads() -> int:
@@ -230,6 +252,79 @@ cdef void _raster_band(const ScreenTriangle* screen, Py_ssize_t nslot, int row_l
                 w += dw
 
 
+ctypedef struct Frame:
+    # one frame's inputs and outputs, for the pass functions (render() fills it)
+    const double* vertices          # (V, 3) instance frame
+    const int* triangles            # (T, 3)
+    const int* triangle_instance    # (T,)
+    const float* colors             # (T, 3)
+    const double* pose              # (I, 3, 4) camera <- instance
+    const int* segment              # (I,)
+    double fx, fy, cx, cy, near, far
+    double light[3]
+    double ambient, diffuse
+    unsigned char background[3]
+    int width, height
+    ScreenTriangle* screen          # (2T,)
+    Py_ssize_t nslot
+    double* invz                    # (H, W) scratch
+    int* winner                     # (H, W) scratch
+    float* depth                    # (H, W) or NULL
+    unsigned char* rgb              # (H, W, 3) or NULL
+    int* segmentation               # (H, W) or NULL
+
+
+cdef void _setup_pass(const Frame* f, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Triangles [lo, hi): corners to the optical frame, then shade, clip, project."""
+    cdef Py_ssize_t t
+    cdef int k, j, c
+    cdef const double* P
+    cdef const double* src
+    cdef double corner[3][3]
+    for t in range(lo, hi):
+        P = &f.pose[12 * f.triangle_instance[t]]
+        for c in range(3):
+            src = &f.vertices[3 * f.triangles[3 * t + c]]
+            for k in range(3):
+                corner[c][k] = (P[4 * k] * src[0] + P[4 * k + 1] * src[1]
+                                + P[4 * k + 2] * src[2] + P[4 * k + 3])
+        _setup_triangle(corner[0], corner[1], corner[2], &f.colors[3 * t],
+                        f.segment[f.triangle_instance[t]], f.near, f.far, f.light, f.ambient,
+                        f.diffuse, f.fx, f.fy, f.cx, f.cy, f.width, f.height, &f.screen[2 * t])
+
+
+cdef void _band_pass(const Frame* f, int row_lo, int row_hi) noexcept nogil:
+    """Image rows [row_lo, row_hi): clear, rasterize every slot, write the outputs."""
+    cdef Py_ssize_t p, p_lo = <Py_ssize_t>row_lo * f.width, p_hi = <Py_ssize_t>row_hi * f.width
+    cdef int w
+    cdef const ScreenTriangle* s
+    for p in range(p_lo, p_hi):
+        f.invz[p] = 0.0
+        f.winner[p] = -1
+    _raster_band(f.screen, f.nslot, row_lo, row_hi, f.width, 1.0 / f.far, f.invz, f.winner)
+    for p in range(p_lo, p_hi):
+        w = f.winner[p]
+        if w >= 0:
+            s = &f.screen[w]
+            if f.depth != NULL:
+                f.depth[p] = <float>(1.0 / f.invz[p])
+            if f.rgb != NULL:
+                f.rgb[3 * p] = s.rgb[0]
+                f.rgb[3 * p + 1] = s.rgb[1]
+                f.rgb[3 * p + 2] = s.rgb[2]
+            if f.segmentation != NULL:
+                f.segmentation[p] = s.segment
+        else:
+            if f.depth != NULL:
+                f.depth[p] = INFINITY
+            if f.rgb != NULL:
+                f.rgb[3 * p] = f.background[0]
+                f.rgb[3 * p + 1] = f.background[1]
+                f.rgb[3 * p + 2] = f.background[2]
+            if f.segmentation != NULL:
+                f.segmentation[p] = -1
+
+
 cdef class Rasterizer:
     """A triangle scene built once; render() draws it for any instance poses and intrinsics.
 
@@ -237,16 +332,15 @@ cdef class Rasterizer:
     triangles (T, 3) int32 vertex indices; triangle_instance (T,) int32 (the instance of the
     triangle's vertices); colors (T, 3) float32 base colour in [0, 1]; ninstance: I.
     A Rasterizer keeps scratch between frames, so one render() runs at a time per object (the
-    caller serialises; sim_node.sim.camera.Camera holds a lock)."""
+    caller serialises; sim_node.sim.camera holds a lock per render model)."""
     cdef readonly int nvertex, ntriangle, ninstance
     cdef double[:, ::1] vertices
-    cdef int[::1] vertex_instance
     cdef int[:, ::1] triangles
     cdef int[::1] triangle_instance
     cdef float[:, ::1] colors
-    cdef double[:, ::1] camera_vertices
     cdef ScreenTriangle* screen
-    cdef object invz, winner
+    cdef Frame frame
+    cdef object invz, winner, keep
 
     def __cinit__(self):
         self.screen = NULL
@@ -266,15 +360,16 @@ cdef class Rasterizer:
             raise ValueError(f"Rasterizer: triangle indices must lie in [0, {nv})")
         if nv and (vertex_instance.min() < 0 or vertex_instance.max() >= ninstance):
             raise ValueError(f"Rasterizer: vertex instances must lie in [0, {ninstance})")
+        if nt and not np.array_equal(vertex_instance[triangles],
+                                     np.repeat(triangle_instance[:, None], 3, axis=1)):
+            raise ValueError("Rasterizer: a triangle's vertices must belong to its instance")
         if not np.all(np.isfinite(vertices)):
             raise ValueError("Rasterizer: vertices must be finite")
         self.nvertex, self.ntriangle, self.ninstance = nv, nt, ninstance
         self.vertices = vertices
-        self.vertex_instance = vertex_instance
         self.triangles = triangles
         self.triangle_instance = triangle_instance
         self.colors = colors
-        self.camera_vertices = np.empty((max(nv, 1), 3))
         self.screen = <ScreenTriangle*>malloc(max(2 * nt, 1) * sizeof(ScreenTriangle))
         if self.screen == NULL:
             raise MemoryError(f"Rasterizer: no memory for {nt} triangles")
@@ -296,7 +391,8 @@ cdef class Rasterizer:
         the optical frame; ambient, diffuse: shade = ambient + diffuse max(0, n.l);
         background (3,) uint8. Outputs, each optional and all of one (H, W): depth float32
         [m] (+inf: nothing in [near, far]), rgb (H, W, 3) uint8, segmentation int32 (-1:
-        background). threads: None = every core. Inputs are trusted (the Camera validates)."""
+        background). threads: None = every core. The images do not depend on the thread
+        count. Inputs are trusted (the Camera validates)."""
         cdef double[:, :, ::1] P = pose
         cdef int[::1] seg_of = segment
         cdef double[::1] L = np.ascontiguousarray(light, dtype=np.float64)
@@ -304,82 +400,69 @@ cdef class Rasterizer:
         cdef float[:, ::1] d_view
         cdef unsigned char[:, :, ::1] c_view
         cdef int[:, ::1] s_view
-        cdef float* d_out = NULL
-        cdef unsigned char* c_out = NULL
-        cdef int* s_out = NULL
-        cdef int height, width
-        shape = next(a.shape[:2] for a in (depth, rgb, segmentation) if a is not None)
-        height, width = shape
-        if depth is not None:
-            d_view = depth
-            d_out = &d_view[0, 0]
-        if rgb is not None:
-            c_view = rgb
-            c_out = &c_view[0, 0, 0]
-        if segmentation is not None:
-            s_view = segmentation
-            s_out = &s_view[0, 0]
+        cdef Frame* f = &self.frame
+        cdef int k, height, width
+        height, width = next(a.shape[:2] for a in (depth, rgb, segmentation) if a is not None)
         if self.invz is None or self.invz.shape != (height, width):
             self.invz = np.empty((height, width))
             self.winner = np.empty((height, width), dtype=np.int32)
         cdef double[:, ::1] invz_view = self.invz
         cdef int[:, ::1] winner_view = self.winner
-        cdef double* invz = &invz_view[0, 0]
-        cdef int* winner = &winner_view[0, 0]
-        cdef int nthreads = threads or default_threads()
-        cdef int nband = 1 if nthreads == 1 else 4 * nthreads
-        cdef int band_rows = (height + nband - 1) // nband
-        cdef Py_ssize_t i, t, b, p, npix = <Py_ssize_t>height * width
-        cdef int inst, k, w
-        cdef double* v
-        cdef const double* src
-        cdef double inv_far = 1.0 / far
-        cdef const ScreenTriangle* s
-        cdef double[:, ::1] cam = self.camera_vertices
-        cdef const double[:, ::1] verts = self.vertices
-        cdef const int[::1] vert_inst = self.vertex_instance
-        cdef const int[:, ::1] tris = self.triangles
-        cdef const int[::1] tri_inst = self.triangle_instance
-        cdef const float[:, ::1] colors = self.colors
-        cdef ScreenTriangle* screen = self.screen
-        cdef Py_ssize_t nvertex = self.nvertex, ntriangle = self.ntriangle
-        cdef int nslot = 2 * self.ntriangle
-        with nogil, parallel(num_threads=nthreads):
-            for i in prange(nvertex, schedule="static"):
-                inst = vert_inst[i]
-                src = &verts[i, 0]
-                v = &cam[i, 0]
-                for k in range(3):
-                    v[k] = (P[inst, k, 0] * src[0] + P[inst, k, 1] * src[1]
-                            + P[inst, k, 2] * src[2] + P[inst, k, 3])
-            for t in prange(ntriangle, schedule="static"):
-                _setup_triangle(&cam[tris[t, 0], 0], &cam[tris[t, 1], 0], &cam[tris[t, 2], 0],
-                                &colors[t, 0], seg_of[tri_inst[t]], near, far, &L[0], ambient,
-                                diffuse, fx, fy, cx, cy, width, height, &screen[2 * t])
-            for p in prange(npix, schedule="static"):
-                invz[p] = 0.0
-                winner[p] = -1
-            for b in prange(nband, schedule="dynamic"):
-                _raster_band(screen, nslot, <int>b * band_rows,
-                             min(<int>(b + 1) * band_rows, height), width, inv_far, invz, winner)
-            for p in prange(npix, schedule="static"):
-                w = winner[p]
-                if w >= 0:
-                    s = &screen[w]
-                    if d_out != NULL:
-                        d_out[p] = <float>(1.0 / invz[p])
-                    if c_out != NULL:
-                        c_out[3 * p] = s.rgb[0]
-                        c_out[3 * p + 1] = s.rgb[1]
-                        c_out[3 * p + 2] = s.rgb[2]
-                    if s_out != NULL:
-                        s_out[p] = s.segment
-                else:
-                    if d_out != NULL:
-                        d_out[p] = INFINITY
-                    if c_out != NULL:
-                        c_out[3 * p] = bg[0]
-                        c_out[3 * p + 1] = bg[1]
-                        c_out[3 * p + 2] = bg[2]
-                    if s_out != NULL:
-                        s_out[p] = -1
+        f.depth = NULL
+        f.rgb = NULL
+        f.segmentation = NULL
+        if depth is not None:
+            d_view = depth
+            f.depth = &d_view[0, 0]
+        if rgb is not None:
+            c_view = rgb
+            f.rgb = &c_view[0, 0, 0]
+        if segmentation is not None:
+            s_view = segmentation
+            f.segmentation = &s_view[0, 0]
+        f.vertices = &self.vertices[0, 0] if self.nvertex else NULL
+        f.triangles = &self.triangles[0, 0] if self.ntriangle else NULL
+        f.triangle_instance = &self.triangle_instance[0] if self.ntriangle else NULL
+        f.colors = &self.colors[0, 0] if self.ntriangle else NULL
+        f.pose = &P[0, 0, 0]
+        f.segment = &seg_of[0]
+        f.fx, f.fy, f.cx, f.cy, f.near, f.far = fx, fy, cx, cy, near, far
+        for k in range(3):
+            f.light[k] = L[k]
+            f.background[k] = bg[k]
+        f.ambient, f.diffuse = ambient, diffuse
+        f.width, f.height = width, height
+        f.screen = self.screen
+        f.nslot = 2 * self.ntriangle
+        f.invz = &invz_view[0, 0]
+        f.winner = &winner_view[0, 0]
+        # the buffers stay referenced (and their pointers valid) while the passes run
+        self.keep = (pose, segment, depth, rgb, segmentation)
+        cdef int n = threads or default_threads()
+        if n == 1:
+            with nogil:
+                _setup_pass(f, 0, self.ntriangle)
+                _band_pass(f, 0, height)
+        else:
+            # triangles in n even ranges; rows in 4n bands (their costs differ: the ground
+            # fills some, nothing others), each pass finished before the next starts
+            ranges = [(self.ntriangle * i // n, self.ntriangle * (i + 1) // n) for i in range(n)]
+            self._run(n, self._setup_range, ranges)
+            nband = min(4 * n, height)
+            self._run(n, self._band_range, [(height * i // nband, height * (i + 1) // nband)
+                                            for i in range(nband)])
+        self.keep = None
+
+    def _run(self, int n, work, ranges):
+        futures = [_workers(n).submit(work, lo, hi) for lo, hi in ranges[1:]]
+        work(*ranges[0])
+        for future in futures:
+            future.result()
+
+    def _setup_range(self, Py_ssize_t lo, Py_ssize_t hi):
+        with nogil:
+            _setup_pass(&self.frame, lo, hi)
+
+    def _band_range(self, int lo, int hi):
+        with nogil:
+            _band_pass(&self.frame, lo, hi)

@@ -1,4 +1,4 @@
-"""Building the engine scene from a world (sim_node.sim.build): convex mesh faces."""
+"""Building the engine scene from a world (sim_node.model.scene): convex mesh faces."""
 import importlib.metadata
 import subprocess
 import sys
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim_node.sim.build import _facet_polygon, convex_mesh_arrays
+from sim_node.model.scene import _facet_polygon, convex_mesh_arrays
 
 
 def test_a_facet_polygon_is_the_counter_clockwise_hull_of_its_vertices():
