@@ -135,7 +135,7 @@ class RobotModel:
         self._id = -1
         self.world = None
         self._acceleration_limit = None
-        self._settings = RobotSettings()
+        self._settings = RobotSettings(sensors=getattr(urdf, "sensors", ()))
 
     @property
     def settings(self) -> RobotSettings:

@@ -41,6 +41,16 @@ class PluginEntry:
 
 
 @dataclass(frozen=True)
+class SensorEntry:
+    """A Klamp't sensor a robot carries (world file `sensors:`, URDF <klampt><sensors>): its
+    name, Klamp't type and settings ((setting name, string value), ...), built by the
+    simulator's controller (sim_node.sim.sensors)."""
+    name: str
+    type: str
+    settings: tuple = ()
+
+
+@dataclass(frozen=True)
 class RobotSettings:
     """A robot's settings (world file `robots:` entry, or a spawn request).
 
@@ -51,6 +61,7 @@ class RobotSettings:
     body            contact settings of its links
     self_collision  whether its links collide with each other
     plugins         the plugins it runs, in order (empty: the simulator's defaults)
+    sensors         its Klamp't sensors (SensorEntry), in order
 
     Read them as attributes; ``settings["namespace"]`` reads work too (the mapping face of
     earlier versions). Mappings given where settings are expected are parsed by ``of``."""
@@ -59,6 +70,7 @@ class RobotSettings:
     body: BodySettings = field(default_factory=BodySettings)
     self_collision: bool = False
     plugins: tuple = ()
+    sensors: tuple = ()
 
     def __post_init__(self):
         plugins = tuple(p if isinstance(p, PluginEntry) else PluginEntry(p["name"], p.get("config"))

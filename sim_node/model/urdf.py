@@ -116,6 +116,9 @@ class URDFRobot:
     xml: str = field(repr=False, default="")   # the document (repaired if it had to be)
     # link name -> (Inertial as written or None, Inertial used) for every repaired inertia
     inertia_repairs: dict = field(repr=False, default_factory=dict)
+    # Klamp't sensors of <klampt><sensors><TYPE name=".." setting=".."/></sensors></klampt>
+    # (sim_node.model.settings.SensorEntry), in document order
+    sensors: tuple = ()
 
     def child_joints(self, link: str) -> list:
         return [j for j in self.joints.values() if j.parent == link]
@@ -349,7 +352,28 @@ class _Parser:
         root_link = self.check_tree(name, links, joints)
         return URDFRobot(name=name, links=links, joints=joints, root=root_link,
                          source=self.source, xml=description,
-                         inertia_repairs=dict(self.inertia_repairs))
+                         inertia_repairs=dict(self.inertia_repairs),
+                         sensors=self.klampt_sensors(root))
+
+    def klampt_sensors(self, root) -> tuple:
+        # Klamp't's <klampt><sensors>: one element per sensor, its tag the sensor type, its
+        # attributes the settings (name required); the settings are checked when the
+        # simulator builds the sensors (sim_node.sim.sensors)
+        from sim_node.model.settings import SensorEntry
+
+        out, names = [], set()
+        for block in root.findall("klampt"):
+            for sensors in block.findall("sensors"):
+                for el in sensors:
+                    if not isinstance(el.tag, str):
+                        continue
+                    name = self.attr(el, "name", f"<klampt><sensors><{el.tag}>", required=True)
+                    if name in names:
+                        raise self.error(el, f"sensor '{name}'", "duplicate sensor name")
+                    names.add(name)
+                    out.append(SensorEntry(name, el.tag, tuple(
+                        (k, v) for k, v in el.attrib.items() if k != "name")))
+        return tuple(out)
 
     def link(self, el) -> Link:
         name = self.attr(el, "name", "<link>", required=True)

@@ -2,7 +2,7 @@
 
     simulation:    {physics_dt, gravity, padding, max_contacts}
     robots:        [{name, urdf, namespace, fixed_base, pose, initial_config, controller,
-                     surface, self_collision, plugins, package_dirs, xacro_args}]
+                     surface, self_collision, plugins, sensors, package_dirs, xacro_args}]
     rigid_objects: [{name, geometry | urdf, mass, pose, surface, package_dirs}]
     terrains:      [{name, geometry | urdf, pose, surface, package_dirs}]
 
@@ -31,13 +31,13 @@ from sim_node.model.surface import SurfaceParameters
 from sim_node.model.packages import PackageSearch
 from sim_node.model.urdf import GeometryElement, Origin
 from sim_node.model.bodies import RigidObjectModel, TerrainModel, geometry_mass
-from sim_node.model.settings import (BodySettings, PluginEntry, RobotSettings,
+from sim_node.model.settings import (BodySettings, PluginEntry, RobotSettings, SensorEntry,
                                      SimulationParameters)
 
 SECTIONS = {"simulation", "robots", "rigid_objects", "terrains"}
 SIMULATION_KEYS = {"physics_dt", "gravity", "padding", "max_contacts"}
 ROBOT_KEYS = {"name", "urdf", "namespace", "fixed_base", "pose", "initial_config", "controller",
-              "surface", "self_collision", "plugins", "package_dirs", "xacro_args"}
+              "surface", "self_collision", "plugins", "sensors", "package_dirs", "xacro_args"}
 OBJECT_KEYS = {"name", "geometry", "urdf", "mass", "pose", "surface", "package_dirs"}
 TERRAIN_KEYS = {"name", "geometry", "urdf", "pose", "surface", "package_dirs"}
 POSE_KEYS = {"position", "orientation"}
@@ -531,6 +531,13 @@ def _robot(ctx, entry, where, world):
         ctx.string(plugin["name"], f"{where}.plugins[{i}].name")
         if not isinstance(plugin.get("config", {}), dict):
             raise ctx.error(f"{where}.plugins[{i}].config", "expected a mapping", plugin)
+    sensors = _sensor_entries(ctx, entry.get("sensors"), f"{where}.sensors", entry)
+    from_urdf = tuple(robot.settings.sensors)
+    twice = {s.name for s in from_urdf} & {s.name for s in sensors}
+    if twice:
+        raise ctx.error(f"{where}.sensors", f"sensor(s) {sorted(twice)} are already defined in "
+                        f"the URDF's <klampt><sensors>", entry)
+    sensors = from_urdf + sensors
     self_collision = entry.get("self_collision", False)
     if not isinstance(self_collision, bool):
         raise ctx.error(f"{where}.self_collision", f"expected true or false, got "
@@ -542,5 +549,45 @@ def _robot(ctx, entry, where, world):
         controller=gains,
         body=ctx.settings(entry.get("surface"), f"{where}.surface"),
         self_collision=self_collision,
-        plugins=tuple(PluginEntry(p["name"], p.get("config")) for p in plugins))
+        plugins=tuple(PluginEntry(p["name"], p.get("config")) for p in plugins),
+        sensors=sensors)
     return robot
+
+
+def _sensor_entries(ctx, sensors, where: str, entry) -> tuple:
+    # `sensors:` [{name, type, <Klamp't setting>: value, ...}] -> SensorEntry tuple; the
+    # settings are checked when the Simulator builds the sensors (sim_node.sim.sensors)
+    if sensors is None:
+        return ()
+    if not isinstance(sensors, list):
+        raise ctx.error(where, "expected a list of sensors", entry)
+    out, names = [], set()
+    for i, sensor in enumerate(sensors):
+        w = f"{where}[{i}]"
+        if not isinstance(sensor, dict):
+            raise ctx.error(w, f"expected a mapping, got {_short(sensor)}", entry)
+        for key in ("name", "type"):
+            if key not in sensor:
+                raise ctx.error(w, f"missing key '{key}'", sensor)
+            ctx.string(sensor[key], f"{w}.{key}")
+        if sensor["name"] in names:
+            raise ctx.error(f"{w}.name", f"the sensor name '{sensor['name']}' is used twice",
+                            sensor)
+        names.add(sensor["name"])
+        values = []
+        for key, value in sensor.items():
+            if key in ("name", "type"):
+                continue
+            if isinstance(value, bool):
+                value = "1" if value else "0"
+            elif isinstance(value, (int, float)):
+                value = repr(value)
+            elif isinstance(value, list) and all(isinstance(v, (int, float))
+                                                 and not isinstance(v, bool) for v in value):
+                value = " ".join(repr(v) for v in value)
+            elif not isinstance(value, str):
+                raise ctx.error(f"{w}.{key}", f"expected a number, a flag, a list of numbers "
+                                f"or a string, got {_short(value)}", sensor)
+            values.append((str(key), value))
+        out.append(SensorEntry(sensor["name"], sensor["type"], tuple(values)))
+    return tuple(out)

@@ -83,6 +83,15 @@ class SimRobotController:
                 self._actuated_v[vi:vi + 6] = False
         self._rate = DEFAULT_RATE
         self._next_tick = 0.0
+        self._sensors = []              # sim_node.sim.sensors, in the order added
+        for entry in getattr(self._robot.settings, "sensors", ()):
+            from sim_node.sim.sensors import make_sensor
+            try:
+                self._sensors.append(make_sensor(self, entry.name, entry.type,
+                                                 dict(entry.settings)))
+            except ValueError as error:
+                raise ValueError(f"robot '{self._robot.getName()}', sensor '{entry.name}': "
+                                 f"{error}") from None
         self._set_initial_gains()
         vmax = self._robot.getVelocityLimits()[self._offset:]
         vmax = np.where((vmax > 0) & np.isfinite(vmax), vmax, FALLBACK_VELOCITY_LIMIT)
@@ -92,7 +101,9 @@ class SimRobotController:
 
     def _restart(self):
         # as when the simulator started: PID holding the robot's configuration, no integral,
-        # no queue
+        # no queue, sensors before their first update
+        for s in self._sensors:
+            s._reset()
         r = self._index
         self._scene.robot_iterm[r][:] = 0.0
         self._next_tick = 0.0
@@ -171,6 +182,39 @@ class SimRobotController:
 
     def getRate(self) -> float:
         return self._rate
+
+    # -- sensors (sim_node.sim.sensors: Klamp't's sensor framework) -------------------------
+    def sensor(self, name_or_index):
+        """A sensor of this robot by name or index (ValueError listing them)."""
+        if isinstance(name_or_index, str):
+            for s in self._sensors:
+                if s.name() == name_or_index:
+                    return s
+        elif isinstance(name_or_index, (int, np.integer)) and not isinstance(name_or_index,
+                                                                             bool):
+            if 0 <= name_or_index < len(self._sensors):
+                return self._sensors[name_or_index]
+        names = ", ".join(repr(s.name()) for s in self._sensors) or "none"
+        raise ValueError(f"robot '{self._robot.getName()}' has no sensor {name_or_index!r} "
+                         f"(sensors: {names})")
+
+    def addSensor(self, name: str, type: str):
+        """Add a sensor of Klamp't type `type` (sim_node.sim.sensors.SENSOR_TYPES) with its
+        default settings; returns it."""
+        from sim_node.sim.sensors import MAX_SENSORS, make_sensor
+
+        if any(s.name() == name for s in self._sensors):
+            raise ValueError(f"robot '{self._robot.getName()}' already has a sensor {name!r}")
+        if len(self._sensors) >= MAX_SENSORS:
+            raise ValueError(f"robot '{self._robot.getName()}' has the most sensors allowed "
+                             f"({MAX_SENSORS})")
+        sensor = make_sensor(self, name, type)
+        self._sensors.append(sensor)
+        self._sim.count_sensors()
+        return sensor
+
+    def numSensors(self) -> int:
+        return len(self._sensors)
 
     # -- sensing ---------------------------------------------------------------------------
     def getSensedConfig(self) -> np.ndarray:
@@ -448,9 +492,12 @@ class SimRobotController:
 
     # state (Simulator.getState): everything the engine does not hold
     def _get_state(self) -> dict:
-        return {"rate": self._rate, "next_tick": self._next_tick,
-                "ticking": self in self._sim.ticking,
-                "queue": None if self._queue is None else self._queue.get_state()}
+        state = {"rate": self._rate, "next_tick": self._next_tick,
+                 "ticking": self in self._sim.ticking,
+                 "queue": None if self._queue is None else self._queue.get_state()}
+        if self._sensors:
+            state["sensors"] = [s._get_state() for s in self._sensors]
+        return state
 
     def _parse_state(self, state: dict) -> dict:
         try:
@@ -468,9 +515,27 @@ class SimRobotController:
         if queue is not None:
             check = MotionQueue(self._n, np.ones(self._n), np.ones(self._n), self._rotations)
             check.set_state(queue)           # validates without touching ours
-        return {"rate": rate, "next_tick": next_tick, "ticking": ticking, "queue": queue}
+        # sensors by name: ours missing from the state (added since) restart, a sensor of
+        # the state we do not have is an error
+        sensors = state.get("sensors", [])
+        if not isinstance(sensors, list) or not all(isinstance(s, dict) for s in sensors):
+            raise ValueError(f"setState: bad sensor states for robot '{self._robot.getName()}'")
+        sensors = {s.get("name"): s for s in sensors}
+        unknown = set(sensors) - {s.name() for s in self._sensors}
+        if unknown:
+            raise ValueError(f"setState: robot '{self._robot.getName()}' has no sensor(s) "
+                             f"{sorted(map(str, unknown))}")
+        sensors = {s.name(): s._parse_state(sensors[s.name()]) for s in self._sensors
+                   if s.name() in sensors}
+        return {"rate": rate, "next_tick": next_tick, "ticking": ticking, "queue": queue,
+                "sensors": sensors}
 
     def _set_state(self, state: dict):
+        for s in self._sensors:
+            if s.name() in state["sensors"]:
+                s._set_state(state["sensors"][s.name()])
+            else:
+                s._reset()
         self._rate = state["rate"]
         self._next_tick = state["next_tick"]
         if state["queue"] is not None:

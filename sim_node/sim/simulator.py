@@ -89,6 +89,7 @@ class Simulator:
         self.ticking = []
         self._qdata = {}
         self._controllers = [SimRobotController(self, r) for r in range(world.numRobots())]
+        self.count_sensors()
         self._initial_state = self.getState()
         # the model state each entity started from (spawned ones: their state at spawning),
         # for reset() once entities have been added or removed
@@ -167,12 +168,46 @@ class Simulator:
             self._apply_pending()
         return dt / n, n
 
+    def count_sensors(self):
+        """Recount the robots' sensors (sim_node.sim.sensors; the controllers call it when
+        they add one): a world without sensors steps without looking for them."""
+        self._has_sensors = any(c._sensors for c in self._controllers)
+
     def _advance(self, h: float, n: int):
         """n physics substeps of h [s] (stops early if the simulation became unstable)."""
-        if not self.ticking:
+        sensors = self._has_sensors and [s for c in self._controllers for s in c._sensors
+                                         if s.getEnabled()]
+        if sensors:
+            self._step_sensing(h, n, sensors)
+        elif not self.ticking:
             self._scene.step(h, n)
         else:
             self._step_ticking(h, n)
+
+    def _step_sensing(self, h: float, n: int, sensors: list):
+        # substeps split at the control ticks and at the update times of the sensors with a
+        # rate (sim_node.sim.sensors); sensors of rate 0 update at the end
+        scene = self._scene
+        done = 0
+        while True:
+            t = scene.time
+            for s in sensors:
+                if s._due(t):
+                    s._update(t)
+            if done >= n or scene.status == STATUS_UNSTABLE:
+                break
+            for c in list(self.ticking):
+                c._tick(t)
+            events = [c._next_tick for c in self.ticking]
+            events += [s._next for s in sensors if s._values["rate"] > 0.0]
+            m = n - done
+            if events:
+                m = min(m, max(1, math.ceil((min(events) - t) / h - 1e-9)))
+            scene.step(h, m)
+            done += m
+        for s in sensors:
+            if s._values["rate"] == 0.0:
+                s._update(scene.time)
 
     def _end_simulate(self):
         if self._pending:
@@ -466,6 +501,7 @@ class Simulator:
             if a.getID() >= 0 and b.getID() >= 0:
                 self.enableContactFeedback(a.getID(), b.getID())
         self._initial_state = None
+        self.count_sensors()
         self._entities_changed(previous)
 
     def _entities_changed(self, previous_controllers: list):
