@@ -21,7 +21,7 @@ if os.environ.get("SIM_NODE_NATIVE", "0") == "1":
     COMPILE_ARGS.append("-march=native")
 
 # Modules that spread independent work over threads (prange) link OpenMP.
-OPENMP_MODULES = {"batched", "raycast"}
+OPENMP_MODULES = {"batched", "raycast", "render"}
 
 extensions = [
     Extension(

@@ -39,6 +39,7 @@ from sim_node.engine import aba, coriolis, crba, kinematics, ltdl, rnea  # noqa:
 from sim_node.engine.bvh import build_bvh  # noqa: E402
 from sim_node.engine.heightfield import make_heightfield_arrays  # noqa: E402
 from sim_node.engine.model import Data, Model  # noqa: E402
+from sim_node.engine.queries.render import Rasterizer  # noqa: E402
 
 import enum  # noqa: E402
 

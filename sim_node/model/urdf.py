@@ -61,6 +61,10 @@ class GeometryElement:
     origin: Origin
     shape: geo.Shape
     name: str = ""
+    # a visual's <material> colour (r, g, b, a) in [0, 1]: inline <color rgba> or the robot-level
+    # <material> of that name; None when not given (textures are not read: the renderer's
+    # default grey stands in for them)
+    color: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,7 @@ class _Parser:
         self.search = search
         self.warnings = []
         self.inertia_repairs = {}
+        self.named_colors = {}     # robot-level <material> name -> rgba (parse fills it)
 
     # -- errors, warnings and attribute helpers ---------------------------------------------
 
@@ -324,6 +329,8 @@ class _Parser:
         if not name:
             name = Path(self.source.split(" (")[0]).stem if self.source != "<string>" else "robot"
             self.warn(root, "<robot>", f"missing attribute 'name': named '{name}'")
+        # robot-level materials may follow the links that name them
+        self.named_colors = self.materials(root)
         links = {}
         for el in root.findall("link"):
             link = self.link(el)
@@ -382,10 +389,39 @@ class _Parser:
     def visual(self, el, what: str) -> GeometryElement | None:
         """A visual element, or None (with a warning) when its geometry cannot be used."""
         try:
-            return self.geometry_element(el, what)
+            element = self.geometry_element(el, what)
         except URDFError as exc:
             self.warn(el, exc.element, f"visual dropped: {exc.problem}", line=exc.line)
             return None
+        material = el.find("material")
+        if material is None:
+            return element
+        color = self.material_color(material, f"{what} <material>")
+        if color is None:
+            color = self.named_colors.get(material.get("name"))
+        return element if color is None else replace(element, color=color)
+
+    def materials(self, root) -> dict:
+        """The robot-level <material name=...><color rgba=.../></material>: name -> rgba."""
+        named = {}
+        for el in root.findall("material"):
+            color = self.material_color(el, f"<material name=\"{el.get('name', '')}\">")
+            if color is not None and el.get("name"):
+                named[el.get("name")] = color
+        return named
+
+    def material_color(self, el, what: str) -> tuple | None:
+        """A <material>'s <color rgba> clipped to [0, 1], or None (absent, or unreadable: then
+        with a warning, as a colour is cosmetic)."""
+        color_el = el.find("color")
+        if color_el is None:
+            return None
+        try:
+            rgba = self.floats(color_el, "rgba", f"{what} <color>", 4, required=True)
+        except URDFError as exc:
+            self.warn(color_el, exc.element, f"colour ignored: {exc.problem}", line=exc.line)
+            return None
+        return tuple(float(c) for c in np.clip(rgba, 0.0, 1.0))
 
     def geometry_element(self, el, what: str) -> GeometryElement:
         origin = self.origin(el, what)

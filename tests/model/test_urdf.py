@@ -355,3 +355,37 @@ def test_a_urdf_parsed_without_substitutions_refuses_them_with_file_and_line(att
     with pytest.raises(sim_node.URDFError, match=r"<string>:2: .*holds a substitution arg") as caught:
         parse_urdf(text, substitutions=False)
     assert os.environ["HOME"] not in str(caught.value)
+
+
+def test_visual_material_colours_inline_named_and_missing():
+    # robot-level materials may come after the links naming them; a texture-only or unknown
+    # material leaves the colour unset (the renderer's default grey); a bad rgba is a warning
+    with pytest.warns(sim_node.URDFWarning, match=r"<string>:10: .*colour ignored: .*needs 4"):
+        urdf = parse_urdf(MATERIALS)
+    colors = [v.color for v in urdf.links["a"].visuals]
+    assert colors == [(1.0, 0.5, 0.0, 1.0), (0.1, 0.2, 0.3, 0.5), None, None, None]
+
+
+MATERIALS = """<robot name="r">
+      <link name="a">
+        <visual><geometry><box size="1 1 1"/></geometry><material name="late"/></visual>
+        <visual><geometry><sphere radius="1"/></geometry>
+          <material name="inline"><color rgba="0.1 0.2 0.3 0.5"/></material></visual>
+        <visual><geometry><sphere radius="1"/></geometry>
+          <material name="wood"><texture filename="wood.png"/></material></visual>
+        <visual><geometry><sphere radius="1"/></geometry></visual>
+        <visual><geometry><sphere radius="1"/></geometry>
+          <material name="x"><color rgba="1 2"/></material></visual>
+      </link>
+      <material name="late"><color rgba="1 0.5 0 1"/></material>
+    </robot>"""
+
+
+def test_kuka_materials_are_read():
+    pybullet_data = pytest.importorskip("pybullet_data")
+    with pytest.warns(Warning):
+        urdf = parse_urdf(os.path.join(pybullet_data.getDataPath(), "kuka_iiwa", "model.urdf"))
+    assert urdf.links["lbr_iiwa_link_0"].visuals[0].color == (0.2, 0.2, 0.2, 1.0)
+    assert urdf.links["lbr_iiwa_link_1"].visuals[0].color == (0.5, 0.7, 1.0, 1.0)
+    assert urdf.links["lbr_iiwa_link_3"].visuals[0].color == pytest.approx(
+        (1.0, 0.423529411765, 0.0392156862745, 1.0))
