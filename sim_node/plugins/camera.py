@@ -29,7 +29,8 @@ The principal point is the image centre: cx = (width - 1) / 2, cy = (height - 1)
 
 Timing. At the step the frame is due (rate [Hz] of sim time) the plugin takes the camera pose and
 a snapshot of the world (Camera.snapshot(), cheap) on the physics thread and renders it on a
-worker thread, which publishes when done; the physics steps on meanwhile. At most one frame is in
+worker thread (one thread: the physics keeps its core), which publishes when done; the physics
+steps on meanwhile. At most one frame is in
 flight: a frame due while the last one is still rendering is skipped (counted in ``skipped``;
 ``frames`` counts the published ones). A lockstep run is unaffected: lockstep waits for
 commands, never for sensor output, and the images are those of the capture step whenever they
@@ -223,7 +224,7 @@ class CameraSensor(SensorEmulator):
         config = self.config
         frame = self._camera.render(R, p, snapshot=snapshot, rgb=True,
                                     depth=config.depth or config.points,
-                                    segmentation=config.segmentation)
+                                    segmentation=config.segmentation, threads=1)
         if seed is not None and frame.depth is not None:
             depth = frame.depth
             noise = np.random.default_rng(seed).normal(0.0, config.noise, depth.shape)

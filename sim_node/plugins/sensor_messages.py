@@ -14,7 +14,8 @@ from sim_node.ros.stamps import time_msg
 
 __all__ = ["camera_info", "image", "laser_scan", "point_cloud", "IMAGE_ENCODINGS"]
 
-# (array.array of the raw bytes: rclpy takes it without a per-element check)
+# uint8[] fields take bytes (rclpy stores them as an array.array in one copy; building the
+# array.array here instead costs ten times more); float32[] takes an array.array("f")
 # numpy dtype and channels of the encodings we publish (REP-118 / sensor_msgs image_encodings)
 IMAGE_ENCODINGS = {"rgb8": (np.uint8, 3), "32FC1": (np.float32, 1), "32SC1": (np.int32, 1)}
 
@@ -38,7 +39,7 @@ def image(t: float, frame_id: str, pixels: np.ndarray, encoding: str) -> Image:
     message.encoding = encoding
     message.is_bigendian = 0
     message.step = width * channels * np.dtype(dtype).itemsize
-    message.data = array("B", pixels.tobytes())
+    message.data = pixels.tobytes()
     return message
 
 
@@ -98,6 +99,6 @@ def point_cloud(t: float, frame_id: str, fields: dict, height: int = 1,
     message.is_bigendian = False
     message.point_step = layout.itemsize
     message.row_step = layout.itemsize * message.width
-    message.data = array("B", packed.tobytes())
+    message.data = packed.tobytes()
     message.is_dense = bool(is_dense)
     return message
