@@ -14,13 +14,20 @@ from sim_node.ros.stamps import time_msg
 
 __all__ = ["camera_info", "image", "laser_scan", "point_cloud", "IMAGE_ENCODINGS"]
 
-# uint8[] fields take bytes (rclpy stores them as an array.array in one copy; building the
-# array.array here instead costs ten times more); float32[] takes an array.array("f")
+# uint8[] / float32[] fields keep an array.array of the right type code as it is (anything else
+# is copied into one, element by element when rclpy checks fields): one memcpy per field.
 # numpy dtype and channels of the encodings we publish (REP-118 / sensor_msgs image_encodings)
 IMAGE_ENCODINGS = {"rgb8": (np.uint8, 3), "32FC1": (np.float32, 1), "32SC1": (np.int32, 1)}
 
 _POINT_FIELD = {np.dtype(np.float32): PointField.FLOAT32, np.dtype(np.uint16): PointField.UINT16,
                 np.dtype(np.int32): PointField.INT32, np.dtype(np.uint8): PointField.UINT8}
+
+
+def _bytes(values: np.ndarray, typecode: str = "B") -> array:
+    # an array.array holding the array's raw bytes (C order), in one copy
+    out = array(typecode)
+    out.frombytes(np.ascontiguousarray(values).data.cast("B"))
+    return out
 
 
 def image(t: float, frame_id: str, pixels: np.ndarray, encoding: str) -> Image:
@@ -39,7 +46,7 @@ def image(t: float, frame_id: str, pixels: np.ndarray, encoding: str) -> Image:
     message.encoding = encoding
     message.is_bigendian = 0
     message.step = width * channels * np.dtype(dtype).itemsize
-    message.data = pixels.tobytes()
+    message.data = _bytes(pixels)
     return message
 
 
@@ -73,7 +80,7 @@ def laser_scan(t: float, frame_id: str, angle_min: float, angle_max: float,
     message.time_increment = 0.0
     message.scan_time = float(scan_time)
     message.range_min, message.range_max = float(range_min), float(range_max)
-    message.ranges = array("f", np.asarray(ranges, dtype=np.float32).tobytes())
+    message.ranges = _bytes(np.asarray(ranges, dtype=np.float32), "f")
     return message
 
 
@@ -99,6 +106,6 @@ def point_cloud(t: float, frame_id: str, fields: dict, height: int = 1,
     message.is_bigendian = False
     message.point_step = layout.itemsize
     message.row_step = layout.itemsize * message.width
-    message.data = packed.tobytes()
+    message.data = _bytes(packed)
     message.is_dense = bool(is_dense)
     return message
