@@ -121,10 +121,11 @@ class Camera:
         model first when the world's entities changed (spawn / delete)."""
         sim = self._sim
         world = sim.getWorld()
-        key = _world_key(world)
+        entities = _world_entities(world)
         model = _models.get(sim)
-        if model is None or model.key != key:
-            model = _models[sim] = _RenderModel(world, key)
+        if model is None or len(model.entities) != len(entities) \
+                or any(a is not b for a, b in zip(model.entities, entities)):
+            model = _models[sim] = _RenderModel(world, entities)
         R = np.empty((len(model.sources), 3, 3))
         t = np.empty((len(model.sources), 3))
         robots = {}
@@ -189,8 +190,9 @@ class _RenderModel:
     sources[i]: ("link", robot index, link index) | ("object", index, -1) | ("terrain", index,
     -1); segments[i]: its segmentation value."""
 
-    def __init__(self, world, key):
-        self.key = key
+    def __init__(self, world, entities):
+        # held, not just compared by id(): a deleted entity's id could be reused by a new one
+        self.entities = entities
         self.lock = threading.Lock()
         self.sources, segments, parts = [], [], []
         for r in range(world.numRobots()):
@@ -248,11 +250,12 @@ class _RenderModel:
         parts.append((np.concatenate(vs), np.concatenate(fs), np.concatenate(cs)))
 
 
-def _world_key(world) -> tuple:
-    """What identifies the world's entity set (spawn/delete change it; IDs follow from it)."""
-    return tuple(id(e) for e in (*(world.robot(i) for i in range(world.numRobots())),
-                                  *(world.rigidObject(i) for i in range(world.numRigidObjects())),
-                                  *(world.terrain(i) for i in range(world.numTerrains()))))
+def _world_entities(world) -> tuple:
+    """The world's robots, rigid objects and terrains in order: the render model is rebuilt
+    when they change (spawn / delete; the IDs follow from them)."""
+    return (*(world.robot(i) for i in range(world.numRobots())),
+            *(world.rigidObject(i) for i in range(world.numRigidObjects())),
+            *(world.terrain(i) for i in range(world.numTerrains())))
 
 
 # -- tessellation ------------------------------------------------------------------------------

@@ -150,3 +150,20 @@ def test_bad_scene_arrays_are_refused():
         Rasterizer(np.zeros((3, 3)), np.zeros(3), [[0, 1, 3]], [0], np.ones((1, 3)), 1)
     with pytest.raises(ValueError, match="finite"):
         Rasterizer(np.full((3, 3), np.nan), np.zeros(3), [[0, 1, 2]], [0], np.ones((1, 3)), 1)
+
+
+def test_an_instance_with_a_nan_pose_is_not_drawn():
+    v = np.array([[-0.5, -0.5, 0], [0.5, -0.5, 0], [0.5, 0.5, 0], [-0.5, 0.5, 0]] * 2, float)
+    r = Rasterizer(v, np.repeat(np.arange(2, dtype=np.int32), 4),
+                   np.array([[0, 1, 2], [0, 2, 3], [4, 5, 6], [4, 6, 7]]),
+                   np.repeat(np.arange(2, dtype=np.int32), 2), np.ones((4, 3), np.float32), 2)
+    pose = np.zeros((2, 3, 4))
+    pose[:, :, :3] = np.eye(3)
+    pose[0, :, 3] = [0.0, 0.0, 2.0]
+    pose[1] = np.nan
+    depth = np.empty((H, W), np.float32)
+    seg = np.empty((H, W), np.int32)
+    r.render(pose, np.array([5, 9], np.int32), FX, FY, CX, CY, 0.05, 10.0, LIGHT, 1.0, 0.0,
+             np.zeros(3, np.uint8), depth, None, seg, 2)
+    assert set(np.unique(seg)) == {-1, 5}
+    assert not np.any(np.isnan(depth)) and np.all(depth[seg == 5] == np.float32(2.0))

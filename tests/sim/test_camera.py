@@ -177,20 +177,25 @@ def test_ground_crossing_the_near_plane_renders_its_far_part(tmp_path):
     assert np.all(np.isinf(img.depth[(z < 0.5 * 0.999) | (z > 40.0 * 1.001)]))
 
 
+BLOCK = """<robot name="block"><link name="b"><inertial><mass value="1"/>
+  <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+  <collision><geometry><box size="{side} {side} {side}"/></geometry></collision></link></robot>"""
+
+
 def test_spawn_and_delete_rebuild_the_render_model(tmp_path):
     sim = _sim(tmp_path, GROUND)
     cam = Camera(sim, 40, 40, fov_x=1.0)
     before = cam.render(DOWN, [0, 0, 1.0], segmentation=True)
     assert np.all(before.depth == np.float32(1.0))
-    sim.spawn("""<robot name="block"><link name="b"><inertial><mass value="1"/>
-      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
-      <collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision></link></robot>""",
-              t=[0, 0, 0.1])
+    sim.spawn(BLOCK.format(side=0.2), t=[0, 0, 0.1])
     after = cam.render(DOWN, [0, 0, 1.0], segmentation=True)
     assert after.depth[20, 20] == np.float32(0.8)
     sim.delete("block")
     again = cam.render(DOWN, [0, 0, 1.0], segmentation=True)
     assert np.array_equal(again.depth, before.depth)
+    # as many entities as before, another one: rebuilt all the same
+    sim.spawn(BLOCK.format(side=0.4), t=[0, 0, 0.2])
+    assert cam.render(DOWN, [0, 0, 1.0]).depth[20, 20] == np.float32(0.6)
 
 
 def test_snapshot_renders_the_moment_it_was_taken(tmp_path):
