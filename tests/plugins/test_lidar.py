@@ -1,12 +1,15 @@
 """lidar: LaserScan ranges of a wall against the closed form d / cos(angle), a VLP-16-like cloud
 whose points lie on the wall and the ground (and whose count is the closed form's), seeded
-noise and dropout statistics, the sim-time rate, frames, and hostile configs."""
+noise and dropout statistics, the sim-time rate, frames, and hostile configs (listed, and any
+numbers hypothesis draws)."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from plugin_helpers import DT, FakeRos, add_plugin, run, simulator, stamp
 from sensor_msgs.msg import LaserScan, PointCloud2
 from sensor_scene import MAST_HEIGHT, MAST_X, MAST_Y, WALL_X, write_scene
@@ -198,3 +201,40 @@ def test_an_unknown_link_disables_the_sensor_naming_the_links(tmp_path):
     assert not lidar.enabled and "nope" in lidar.error and "sensor" in lidar.error
     run(sim, 0.01)
     assert sim.getTime() == pytest.approx(0.01)
+
+
+NUMBERS = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                    st.floats(-10.0, 40.0), st.integers(-5, 50))
+
+
+@settings(max_examples=60, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.fixed_dictionaries({}, optional={
+    "rate": NUMBERS, "min_range": NUMBERS, "max_range": NUMBERS, "horizontal_samples": NUMBERS,
+    "horizontal_min_angle": NUMBERS, "horizontal_max_angle": NUMBERS,
+    "vertical_samples": st.integers(-2, 4), "vertical_min_angle": NUMBERS,
+    "vertical_max_angle": NUMBERS, "range_noise": NUMBERS, "dropout": NUMBERS}))
+def test_any_config_is_refused_naming_a_key_or_gives_ranges_within_its_bounds(tmp_path, values):
+    # hostile numbers: a ValueError that names one of the keys given, or a working sensor
+    # whose every reading is +inf or within [min_range, max_range]
+    try:
+        sim, ros, lidar = _lidar(tmp_path, **values)
+    except ValueError as error:
+        assert any(key in str(error) for key in values), str(error)
+        return
+    sim.simulate(DT)
+    config = lidar.config
+    [message] = ros.messages(lidar.topic)
+    if lidar.scan:
+        ranges = np.array(message.ranges)
+        assert len(ranges) == config.horizontal_samples
+    else:               # the cloud's points: their distances from the sensor
+        points = np.frombuffer(bytes(message.data), dtype=[("x", "<f4"), ("y", "<f4"),
+                                                           ("z", "<f4"), ("ring", "<u2")])
+        ranges = np.sqrt(points["x"].astype(float) ** 2 + points["y"].astype(float) ** 2
+                         + points["z"].astype(float) ** 2)
+        assert np.all(points["ring"] < config.vertical_samples)
+    finite = ranges[np.isfinite(ranges)]
+    assert np.all(ranges[~np.isfinite(ranges)] == np.inf)
+    assert np.all((finite >= config.min_range * (1 - 1e-5))
+                  & (finite <= config.max_range * (1 + 1e-5)))
