@@ -10,7 +10,7 @@ from node_harness import DEEP, NO_PLUGINS, ns, start_node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image, LaserScan
 from sensor_scene import write_scene
-from test_camera import _expected_depth, _image
+from test_camera_plugin import _expected_depth, _image
 from test_lidar import _wall_ranges
 from tf2_msgs.msg import TFMessage
 
