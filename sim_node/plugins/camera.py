@@ -42,7 +42,8 @@ ctx.rng at capture, so runs repeat frame for frame.
 
 Config: link (required), pose (none), name "camera", rate 30, width 640, height 480,
 horizontal_fov 1.047 [rad], near 0.05, far 50 [m], depth true, segmentation false, points false,
-noise 0 [m], seed, frame_id. No readings for controllers (update returns {}).
+noise 0 [m], seed, frame_id. No readings for controllers (update returns {}); without ROS (no publisher factory)
+it renders nothing (sim_node.sim.camera.Camera, or the Klamp't-style CameraSensor, serve Python).
 """
 from __future__ import annotations
 
@@ -203,6 +204,8 @@ class CameraSensor(SensorEmulator):
         error, self._worker_error = self._worker_error, None
         if error is not None:       # raised here, on the physics thread: the plugin is disabled
             raise RuntimeError(f"camera '{self.config.name}': rendering failed: {error}")
+        if not self._publishers:        # no ROS: nobody to show a frame to, nothing rendered
+            return {}
         if self._inflight is not None and not self._inflight.done():
             self.skipped += 1
             return {}

@@ -261,3 +261,14 @@ def test_an_unknown_link_disables_the_camera_naming_the_links(tmp_path):
     assert not camera.enabled and "nope" in camera.error and "sensor" in camera.error
     run(sim, 0.01)
     assert sim.getTime() == pytest.approx(0.01)
+
+
+def test_without_ros_it_renders_nothing(tmp_path):
+    sim = simulator(write_scene(tmp_path, ""))
+    camera = add_plugin(sim, CameraSensor, 0, {"link": "sensor", "width": W, "height": H})
+
+    def no_render(*args, **kwargs):
+        raise AssertionError("rendered without a publisher")
+    camera._camera.render = no_render
+    run(sim, 0.1)
+    assert (camera.frames, camera.skipped) == (0, 0) and camera.enabled
