@@ -30,13 +30,19 @@ N3 pacing         real_time_factor 1, then 2 set at run time (parameter service)
                   status messages report (each over the wall time since the one before) against
                   that measurement. (These were timing asserts in tests/ros/test_node_rate.py;
                   the tests now check what the node is told and reports, not the wall clock.)
+N4 sensors        data/worlds/default.yaml as shipped (issue 12): the arm with its RGB-D camera
+                  (640 x 480, 30 Hz), the mobile base with its lidar (360 rays, 10 Hz), the
+                  default plugins, real_time_factor 0; RTF as N1 (no command sent), and this
+                  process subscribed (best effort) to the camera's image_raw and the scan: the
+                  rate of their header stamps in sim time (30 and 10 when no frame is skipped),
+                  and the plugins' mean wall time per call from ~/status.
 The first 0.5 s of sim time of each run is warm-up (not measured).
 
 Targets (issue 5): RTF >= 10 at real_time_factor 0; in lockstep the command for step k is
 applied at step k + 1 (every step); paced runs within 10 % of their target, the reported
-real-time factor within 10 % of the measured one.
+real-time factor within 10 % of the measured one. Issue 12: N4's RTF >= 5.
 
-    python bench/node.py [--seconds 10] [--only N1,N2,N3] [--json out.json]
+    python bench/node.py [--seconds 10] [--only N1,N2,N3,N4] [--json out.json]
 """
 from __future__ import annotations
 
@@ -59,6 +65,9 @@ import yaml  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 ARM_WORLD = REPO / "data" / "worlds" / "arm.yaml"
+DEFAULT_WORLD = REPO / "data" / "worlds" / "default.yaml"
+SENSOR_TOPICS = {"/arm/camera/image_raw": 30.0, "/mobile_base/scan": 10.0}   # N4: [Hz] set
+TARGET_SENSOR_RTF = 5.0
 DT_NS = 1_000_000                   # arm.yaml's physics_dt
 WARM_UP_NS = 500 * DT_NS
 TARGET_RTF = 10.0
@@ -201,6 +210,47 @@ def free_run(seconds: float, subscribed: bool) -> dict:
             print(log, file=sys.stderr)
 
 
+# -- N4: the default world's sensors -----------------------------------------------------------
+def sensor_run(seconds: float) -> dict:
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import Image, LaserScan
+
+    from sim_node.msg import SimStatus
+
+    node = Node(world=str(DEFAULT_WORLD), real_time_factor=0.0, paused=True, status_rate=2.0)
+    client = Client()
+    try:
+        status, stamps = [], {topic: [] for topic in SENSOR_TOPICS}
+        client.node.create_subscription(
+            SimStatus, "/sim/status", lambda m: status.append((time.monotonic(), m)), 100)
+        for topic, kind in zip(SENSOR_TOPICS, (Image, LaserScan)):
+            client.node.create_subscription(
+                kind, topic, lambda m, t=topic: stamps[t].append(ns(m.header.stamp)),
+                qos_profile_sensor_data)
+        client.play()
+        deadline = time.monotonic() + START_TIMEOUT
+        while not any(ns(m.sim_time) >= WARM_UP_NS for _, m in status):
+            if time.monotonic() > deadline:
+                raise TimeoutError("no ~/status past the warm-up")
+            time.sleep(0.05)
+        start = len(status)
+        time.sleep(seconds)
+        window = status[start - 1:]
+        (wall0, first), (wall1, last) = window[0], window[-1]
+        t0, t1 = ns(first.sim_time), ns(last.sim_time)
+        sim = (t1 - t0) * 1e-9
+        rates = {topic: sum(t0 <= s < t1 for s in got) / sim for topic, got in stamps.items()}
+        plugins = {f"{p.name}[{p.robot}]": p.mean_time_us for p in last.plugins}
+        return {"rtf": sim / (wall1 - wall0), "steps_per_s": (last.step_count
+                                                               - first.step_count)
+                / (wall1 - wall0), "sensor_rates": rates, "plugin_mean_us": plugins}
+    finally:
+        client.close()
+        log = node.stop()
+        if "Traceback" in log:
+            print(log, file=sys.stderr)
+
+
 # -- N2: lockstep -------------------------------------------------------------------------------
 def arm_gains(names) -> tuple[np.ndarray, np.ndarray]:
     """kp, kd of default.yaml's arm for these joints (the world the bench's arm comes from)."""
@@ -334,6 +384,8 @@ def report(results: dict):
         report_free_run(results)
     if "N2" in results:
         report_lockstep(results)
+    if "N4" in results:
+        report_sensors(results["N4"])
     if "N3" in results:
         print("\nN3: pacing (real_time_factor set at run time), ~/status at 5 Hz")
         print(f"  {'set through':12s} {'target':>7s} {'measured':>9s} {'reported':>9s}  verdict "
@@ -356,6 +408,18 @@ def report_free_run(results: dict):
               f"{'met' if row['rtf'] >= TARGET_RTF else 'NOT met'}")
     received = results["N1 subscribed"]["received_per_step"]
     print("  received here per step: " + ", ".join(f"{t} {v:.3f}" for t, v in received.items()))
+
+
+def report_sensors(row: dict):
+    print("\nN4: default world with its camera (640 x 480, 30 Hz) and lidar (360 rays, 10 Hz), "
+          "real_time_factor 0")
+    ok = row["rtf"] >= TARGET_SENSOR_RTF
+    print(f"  RTF {row['rtf']:.2f} ({row['steps_per_s']:,.0f} steps/s), target >= "
+          f"{TARGET_SENSOR_RTF:g}: {'met' if ok else 'NOT met'}")
+    for topic, rate in row["sensor_rates"].items():
+        print(f"  {topic:28s} {rate:6.1f} Hz of sim time received (set {SENSOR_TOPICS[topic]:g})")
+    print("  plugins, mean wall time per call: " + ", ".join(
+        f"{name} {us:.0f} us" for name, us in sorted(row["plugin_mean_us"].items())))
 
 
 def report_lockstep(results: dict):
@@ -385,13 +449,13 @@ def main(argv=None) -> int:
     parser.add_argument("--seconds", type=float, default=10.0,
                         help="measured wall time of each free run, and sim time of the "
                              "lockstep run [s]")
-    parser.add_argument("--only", default="N1,N2,N3",
-                        help="comma-separated runs (default: N1,N2,N3)")
+    parser.add_argument("--only", default="N1,N2,N3,N4",
+                        help="comma-separated runs (default: N1,N2,N3,N4)")
     parser.add_argument("--json", help="write the results to this file")
     args = parser.parse_args(argv)
     runs = {name.strip().upper() for name in args.only.split(",")}
-    if not runs <= {"N1", "N2", "N3"}:
-        parser.error(f"--only: runs are N1, N2, N3; got {args.only}")
+    if not runs <= {"N1", "N2", "N3", "N4"}:
+        parser.error(f"--only: runs are N1, N2, N3, N4; got {args.only}")
     results = {}
     if "N1" in runs:
         results["N1"] = free_run(args.seconds, False)
@@ -400,6 +464,8 @@ def main(argv=None) -> int:
         results["N2"] = lockstep_run(args.seconds)
     if "N3" in runs:
         results["N3"] = paced_run(min(args.seconds, 3.0))
+    if "N4" in runs:
+        results["N4"] = sensor_run(args.seconds)
     report(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

@@ -22,8 +22,11 @@ runs on until a ~/status arrived (published at its rate in wall time), so the su
 At the end it stops the node (SIGINT: the bag is closed) and prints the summary: the real-time
 factor, how well the commands were followed, the contacts seen, and the bag: every topic with
 its message count and rate in sim time (what the node published and received), next to the
-rates at which the controller received the topics it subscribes to. Exit code 0 when the node ran and exited
-cleanly and the bag reads back; 1 otherwise; 2 for a world file that does not load.
+rates at which the controller received the topics it subscribes to; then every sensor topic
+(LaserScan, PointCloud2, Image, CameraInfo) with its publication rate from its header stamps,
+and the last frame of each rgb8 image topic saved as PNG next to the bag. Exit code 0 when the
+node ran and exited cleanly and the bag reads back; 1 otherwise; 2 for a world file that does
+not load.
 """
 from __future__ import annotations
 
@@ -419,7 +422,51 @@ def summary(controller: DemoController, bag: Path, returncode: int, wall: float)
                     per_sim, per_wall = received[connection.topic]
                     line += f"   {per_sim:9.1f} {per_wall:9.1f}"
                 print(line)
+            sensors(reader, bag)
     except Exception as error:      # noqa: BLE001 (reported: the demo failed)
         print(f"error: the bag {bag} does not read back: {error}", file=sys.stderr)
         return 1
     return 0 if returncode == 0 else 1
+
+
+SENSOR_TYPES = ("sensor_msgs/msg/LaserScan", "sensor_msgs/msg/PointCloud2",
+                "sensor_msgs/msg/Image", "sensor_msgs/msg/CameraInfo")
+
+
+def sensors(reader, bag: Path) -> list[Path]:
+    """Print each sensor topic's publication rate in sim time (from its header stamps: the
+    capture steps, whenever the frame was published) and save the last frame of every rgb8
+    image topic as PNG next to the bag (``<bag>_<topic>.png``); the PNG paths."""
+    import imageio.v3 as iio
+    import numpy as np
+
+    connections = sorted((c for c in reader.connections if c.msgtype in SENSOR_TYPES),
+                         key=lambda c: c.topic)
+    if not connections:
+        return []
+    stamps: dict[str, list] = {c.topic: [] for c in connections}
+    last_image: dict[str, tuple] = {}
+    for connection, _, raw in reader.messages(connections=connections):
+        sec, nanosec = struct.unpack_from("<iI", raw, 4)   # header.stamp, after the CDR header
+        stamps[connection.topic].append(sec + nanosec * 1e-9)
+        if connection.msgtype == "sensor_msgs/msg/Image":
+            last_image[connection.topic] = (connection, raw)
+    print("sensors (publication rate in sim time, from the header stamps):")
+    for connection in connections:
+        t = sorted(stamps[connection.topic])
+        rate = f"{(len(t) - 1) / (t[-1] - t[0]):9.1f} Hz" if len(t) > 1 and t[-1] > t[0] \
+            else f"{'-':>9s}   "
+        print(f"  {connection.topic:36s} {connection.msgtype:32s} {len(t):8d} {rate}")
+    saved = []
+    for topic, (connection, raw) in sorted(last_image.items()):
+        message = reader.deserialize(raw, connection.msgtype)
+        if message.encoding != "rgb8":
+            continue
+        pixels = np.asarray(message.data, dtype=np.uint8)[:message.height * message.step]
+        pixels = pixels.reshape(message.height, message.step)[:, :message.width * 3]
+        path = bag.parent / f"{bag.name}{topic.replace('/', '_')}.png"
+        iio.imwrite(path, pixels.reshape(message.height, message.width, 3))
+        saved.append(path)
+        stamp = message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
+        print(f"  {topic}: the frame stamped {stamp:.3f} s saved as {path}")
+    return saved

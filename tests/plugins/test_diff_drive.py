@@ -94,7 +94,7 @@ def test_the_default_world_gives_the_mobile_base_its_plugins():
                      ("joint_commands", "JointCommands"),
                      ("joint_trajectory", "JointTrajectoryActuator"),
                      ("diff_drive", "DiffDriveController"), ("diff_drive", "DiffDriveOdometry"),
-                     ("imu", "ImuSensor")}
+                     ("imu", "ImuSensor"), ("lidar", "LidarSensor")}
     assert all(p.enabled for p in sim.getPlugins())
 
 

@@ -140,3 +140,26 @@ def test_the_objects_rest_on_the_table(demo):
     for name, half_height in (("red_box", 0.025), ("green_cylinder", 0.05),
                               ("blue_ball", 0.03), ("yellow_capsule", 0.02)):
         assert abs(last[name] - half_height - table_top) < 0.003, (name, last[name])
+
+
+def test_the_sensors_rates_are_reported_and_a_camera_frame_saved_as_png(demo):
+    # the lidar sweeps on the physics thread: exactly its 10 Hz of sim time; the camera renders
+    # on a worker and skips frames due while one renders: at most its 30 Hz, at least one frame
+    import imageio.v3 as iio
+
+    done, bag = demo
+    out = done.stdout
+    section = out[out.index("sensors (publication rate in sim time"):]
+    scan = float(re.search(r"/mobile_base/scan +\S+ +\d+ +([0-9.]+) Hz", section).group(1))
+    assert scan == pytest.approx(10.0, rel=1e-3)
+    camera = re.search(r"/arm/camera/image_raw +\S+ +(\d+) +([0-9.]+|-)", section)
+    assert int(camera.group(1)) >= 1
+    if camera.group(2) != "-":
+        assert float(camera.group(2)) <= 30.0 * 1.001
+    png = bag.parent / f"{bag.name}_arm_camera_image_raw.png"
+    assert f"saved as {png}" in section
+    pixels = iio.imread(png)
+    t, last = _messages(bag, "/arm/camera/image_raw")[-1]
+    assert pixels.shape == (480, 640, 3) and last.encoding == "rgb8"
+    np.testing.assert_array_equal(pixels, last.data.reshape(480, 640, 3))
+    assert pixels.std() > 5.0                       # a scene, not a blank frame

@@ -336,8 +336,10 @@ def test_status_reports_sim_time_steps_rate_and_engine_state(table):
         assert np.isfinite(status.real_time_factor) and status.real_time_factor >= 0.0
         assert (status.engine_status, status.engine_status_string) == (SimStatus.STATUS_NORMAL,
                                                                        "normal")
-        # plugins name their robot (the arm runs none: default_plugins is empty)
-        assert {p.robot for p in status.plugins} == {"mobile_base"}
+        # plugins name their robot (both robots list theirs in the world file, so the empty
+        # default_plugins does not apply; the arm's include its camera)
+        assert {p.robot for p in status.plugins} == {"arm", "mobile_base"}
+        assert ("camera", "arm") in {(p.name, p.robot) for p in status.plugins}
     assert np.all(np.diff([status.step_count for status in statuses]) > 0)
     # while paused it said so, at the steps taken
     paused = [m for m in client.messages("/sim/status") if m.paused]

@@ -129,8 +129,8 @@ def test_entry_points_register_the_default_emulators():
 
 def test_unknown_plugin_name_lists_the_available_names():
     with pytest.raises(LookupError) as info:
-        load_plugin_class(SENSOR_GROUP, "lidar")
-    assert "no plugin named 'lidar' in sim_node.sensors" in str(info.value)
+        load_plugin_class(SENSOR_GROUP, "sonar")
+    assert "no plugin named 'sonar' in sim_node.sensors" in str(info.value)
     assert "default" in str(info.value).split("available: ")[1]
 
 
@@ -211,7 +211,8 @@ def test_context_generator_draws_the_seeded_stream_and_reseed_restarts_it():
 _NON_NEGATIVE = ("rate", "period", "noise", "std", "threshold", "debounce", "timeout", "radius",
                  "separation")
 _REQUIRED = {"imu": {"link": "base"}, "contact_sensor": {"link": "base"},
-             "force_torque": {"joint": "j"}, "diff_drive": {"left_joint": "l", "right_joint": "r"}}
+             "force_torque": {"joint": "j"}, "diff_drive": {"left_joint": "l", "right_joint": "r"},
+             "lidar": {"link": "base"}, "camera": {"link": "base"}}
 
 
 def _shipped_float_keys():

@@ -603,11 +603,11 @@ def test_world_file_plugins_are_loaded_by_entry_point_name(tmp_path):
 
 
 def test_an_unknown_world_file_plugin_lists_the_available_ones(tmp_path):
-    world = world_with_plugins(tmp_path, "[{name: lidar}]")
+    world = world_with_plugins(tmp_path, "[{name: sonar}]")
     with pytest.raises(LookupError) as info:
         SimpleSimulator(world)
     message = str(info.value)
-    assert message.startswith("robot 'first' plugins[0] ('lidar'): no sensor or actuator plugin")
+    assert message.startswith("robot 'first' plugins[0] ('sonar'): no sensor or actuator plugin")
     assert re.search(r"sensors \(sim_node\.sensors\): [a-z_, ]*\bdefault\b", message)
     assert re.search(r"actuators \(sim_node\.actuators\): [a-z_, ]*\bdefault\b", message)
 
