@@ -1,5 +1,6 @@
 """sim_node.model.sensing against klampt.model.sensing on measurement vectors klampt's own
 CameraSensor produced (klampt in a subprocess: it crashes at exit here)."""
+import importlib.util
 import json
 import subprocess
 import sys
@@ -19,7 +20,10 @@ ROBOT = """<robot name="r"><link name="base"><inertial><mass value="1"/><inertia
 def klampt_camera(tmp_path_factory):
     """klampt's settings, measurements and its sensing functions' results for a camera seeing
     a tilted plane's edge (some pixels see nothing: zmax)."""
-    pytest.importorskip("klampt")
+    # klampt is never imported into the test process: its heap breaks at exit here and, loaded
+    # beside rclpy, a later test crashed in rclpy's executor
+    if importlib.util.find_spec("klampt") is None:
+        pytest.skip("klampt is not installed (pip install klampt==0.10.1.post1 PyOpenGL)")
     d = tmp_path_factory.mktemp("klampt")
     (d / "plane.off").write_text(PLANE_OFF)
     (d / "r.urdf").write_text(ROBOT)
