@@ -409,8 +409,8 @@ cdef class Scene:
                 raise ValueError(f"ray_cast: mask {mask} does not fit in 32 bits")
             bits = <unsigned int> (int(mask) & 0xFFFFFFFF)
         if threads is None:
-            from sim_node.engine.batched import _default_threads
-            nthreads = _default_threads()
+            from sim_node.engine.batched import default_threads
+            nthreads = default_threads()
         elif isinstance(threads, (int, np.integer)) and not isinstance(threads, (bool, np.bool_)) \
                 and 1 <= threads <= 1024:
             nthreads = int(threads)

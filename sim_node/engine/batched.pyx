@@ -57,7 +57,8 @@ cdef class _Workers:
 _pools = weakref.WeakKeyDictionary()     # Model -> list of idle _Workers
 
 
-def _default_threads():
+def default_threads() -> int:
+    """The cores this process may use (SIM_NODE_THREADS overrides)."""
     env = os.environ.get("SIM_NODE_THREADS")
     if env:
         return max(1, int(env))
@@ -71,7 +72,7 @@ class _Lease:
     """Take idle workers for `model` (a concurrent caller gets its own) and give them back."""
 
     def __init__(self, Model model, n_states, threads):
-        n = threads or _default_threads()
+        n = threads or default_threads()
         n = max(1, min(n, n_states // MIN_STATES_PER_THREAD))
         self.model = model
         self.pool = _pools.setdefault(model, [])

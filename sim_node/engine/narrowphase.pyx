@@ -214,7 +214,7 @@ cdef enum:
     MAX_TRIS = 512        # triangles of a mesh tested against one shape per call
 
 
-cdef void _convex_of(const ShapeC* s, ConvexC* c) noexcept nogil:
+cdef void convex_of(const ShapeC* s, ConvexC* c) noexcept nogil:
     cdef int k
     c.type = s.type
     for k in range(3):
@@ -902,7 +902,7 @@ cdef int _against_mesh(const ShapeC* a, const ShapeC* b, double margin, RawConta
     cdef int tris[MAX_TRIS]
     cdef int total, chunk, i, skip = 0, cnt = 0
     max_out = min(max_out, RAW_LIMIT)
-    _convex_of(a, &A)
+    convex_of(a, &A)
     _init_triangle(&T, b.type == SHAPE_HEIGHTFIELD)
     _box_in_frame(a.lo, a.hi, margin, b.R, b.p, local)
     while True:
@@ -933,8 +933,8 @@ cdef int collide(const ShapeC* a, const ShapeC* b, double margin, RawContact* ou
         if a.type == SHAPE_MESH or a.type == SHAPE_HEIGHTFIELD or a.type == SHAPE_PLANE:
             return _mesh_mesh(a, b, margin, out, max_out)
         return _against_mesh(a, b, margin, out, max_out)
-    _convex_of(a, &A)
-    _convex_of(b, &B)
+    convex_of(a, &A)
+    convex_of(b, &B)
     return _convex_pair(&A, &B, margin, out, max_out)
 
 

@@ -24,6 +24,7 @@ from sim_node.engine.geometry cimport (ConvexC, DistanceResult, SHAPE_BOX, SHAPE
                                        SHAPE_MESH, SHAPE_PLANE, SHAPE_SPHERE, SHAPE_TRIANGLE)
 from sim_node.engine.gjk cimport convex_distance, support, DISTANCE_BEYOND
 from sim_node.engine.heightfield cimport heightfield_cells_from
+from sim_node.engine.narrowphase cimport convex_of
 from sim_node.engine.scene_data cimport SceneData
 from sim_node.engine.scene_model cimport SceneModel
 from sim_node.engine.spatial cimport cross3, dot3, mat3T_vec, mat3_vec
@@ -39,17 +40,6 @@ cdef inline bint _convex(int t) noexcept nogil:
 
 cdef inline bint _triangles(int t) noexcept nogil:
     return t == SHAPE_MESH or t == SHAPE_HEIGHTFIELD
-
-
-cdef void _convex_of(const ShapeC* s, ConvexC* c) noexcept nogil:
-    cdef int k
-    c.type = s.type
-    for k in range(3):
-        c.size[k] = s.size[k]
-        c.p[k] = s.p[k]
-    for k in range(9):
-        c.R[k] = s.R[k]
-    c.mesh = s.mesh
 
 
 cdef void _init_triangle(ConvexC* T) noexcept nogil:
@@ -134,7 +124,7 @@ cdef void _convex_plane(const ShapeC* a, const ShapeC* plane, DistanceResult* r)
     cdef double down[3]
     cdef double x[3]
     cdef int k
-    _convex_of(a, &A)
+    convex_of(a, &A)
     for k in range(3):
         n[k] = plane.R[3 * k + 2]
         down[k] = -n[k]
@@ -217,7 +207,7 @@ cdef bint _convex_mesh(const ShapeC* a, const ShapeC* b, double max_distance,
     cdef int total, chunk, i, skip = 0, status
     cdef bint found = False
     cdef bint hf = b.type == SHAPE_HEIGHTFIELD
-    _convex_of(a, &A)
+    convex_of(a, &A)
     _init_triangle(&T)
     best.distance = INFINITY
     _local_box(a.lo, a.hi, max_distance, b, local)
@@ -309,8 +299,8 @@ cdef bint shape_distance(const ShapeC* a, const ShapeC* b, double max_distance,
         if _convex(a.type):
             return _convex_mesh(a, b, max_distance, out)
         return _mesh_mesh(a, b, max_distance, out)
-    _convex_of(a, &A)
-    _convex_of(b, &B)
+    convex_of(a, &A)
+    convex_of(b, &B)
     status = convex_distance(&A, &B, max_distance, out)
     return status != DISTANCE_BEYOND and out.distance <= max_distance
 

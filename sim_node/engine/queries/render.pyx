@@ -28,11 +28,12 @@ sleep while they wait.
 Depth is the z coordinate in the optical frame [m] (float32), +inf where no surface lies within
 [near, far].
 """
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+from sim_node.engine.batched import default_threads
 
 cimport numpy as cnp
 from libc.math cimport ceil, floor, INFINITY, isfinite, sqrt
@@ -54,17 +55,6 @@ def _workers(int n):
             if old is not None:
                 old.shutdown(wait=False)
         return _pool
-
-
-def default_threads() -> int:
-    """The cores this process may use (SIM_NODE_THREADS overrides), as the batch dynamics."""
-    env = os.environ.get("SIM_NODE_THREADS")
-    if env:
-        return max(1, int(env))
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 cdef inline double _clamp(double x, double lo, double hi) noexcept nogil:
