@@ -87,7 +87,8 @@ _NUMBERS = ("physics_dt", "real_time_factor", "tf_rate", "contacts_rate", "statu
 _LISTS = ("lockstep_topics", "default_plugins", "robot_namespaces", "record_exclude")
 # read-only parameters whose value in effect is known only once the world is loaded: declared
 # writable, then set to that value and made read-only (_report_effective_values)
-_EFFECTIVE = ("physics_dt", "lockstep_topics", "default_plugins", "robot_namespaces")
+_EFFECTIVE = ("physics_dt", "lockstep_topics", "default_plugins", "robot_namespaces",
+              "record_exclude")
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
