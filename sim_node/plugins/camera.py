@@ -27,14 +27,17 @@ coordinates (u, v); a point (x, y, z) of O projects to u = fx x / z + cx, v = fy
 The principal point is the image centre: cx = (width - 1) / 2, cy = (height - 1) / 2; fx = fy =
 (width / 2) / tan(horizontal_fov / 2) (square pixels).
 
-Timing. At the step the frame is due (rate [Hz] of sim time) the plugin takes the camera pose and
-a snapshot of the world (Camera.snapshot(), cheap) on the physics thread and renders it on a
-worker thread (one thread: the physics keeps its core), which publishes when done; the physics
-steps on meanwhile. At most one frame is in
-flight: a frame due while the last one is still rendering is skipped (counted in ``skipped``;
-``frames`` counts the published ones). A lockstep run is unaffected: lockstep waits for
-commands, never for sensor output, and the images are those of the capture step whenever they
-arrive.
+Timing. Frames are due on the grid t0 + k / rate of sim time from the reset at t0. At the step
+a frame is due the plugin takes the camera pose and a snapshot of the world (Camera.snapshot(),
+cheap) on the physics thread and renders it on a worker thread (one thread: the physics keeps
+its core), which publishes when done; the physics steps on meanwhile. At most one frame is in
+flight: a frame due while the last one is still rendering is captured at the first step that
+finds the worker free (stamped with that step's time), and grid times passed meanwhile get no
+frame of their own (counted in ``skipped``; ``frames`` counts the published ones). So a worker
+slower than the period costs only the time it overruns, not a whole period (the plugin is
+polled at every control step for this: its period is 0, ``rate`` sets the grid). A lockstep run
+is unaffected: lockstep waits for commands, never for sensor output, and the images are those
+of the capture step whenever they arrive.
 
 Noise: zero-mean Gaussian of std ``noise`` [m] on every finite depth value (the point cloud is
 made from the noisy depth); each frame draws from a generator seeded by one number drawn from
@@ -59,8 +62,8 @@ from sensor_msgs.msg import CameraInfo, Image, PointCloud2
 from tf2_msgs.msg import TFMessage
 from transforms3d.euler import euler2mat
 
-from sim_node.plugins.common import (check_std, rate_to_period, require_robot, robot_of,
-                                     topic_name, xyzw)
+from sim_node.plugins.common import (TIME_TOLERANCE, check_std, require_robot,
+                                     require_sampling_every_step, robot_of, topic_name, xyzw)
 from sim_node.plugins.sensor_messages import camera_info, image, point_cloud
 from sim_node.ros.namespaces import link_frame
 from sim_node.ros.stamps import time_msg
@@ -117,7 +120,7 @@ class CameraSensor(SensorEmulator):
 
         def __post_init__(self):
             super().__post_init__()
-            rate_to_period(self)
+            require_sampling_every_step(self, "camera")
             for key in ("width", "height"):
                 if getattr(self, key) < 1:
                     raise ValueError(f"{key} must be >= 1 [pixels], got {getattr(self, key)}")
@@ -173,14 +176,22 @@ class CameraSensor(SensorEmulator):
         self._worker_error: BaseException | None = None
         self._lock = threading.Lock()
         self.frames = self.skipped = 0
-        self.render_time = 0.0          # [s] wall time of the last frame's render + publish
+        self._period = 1.0 / config.rate if config.rate > 0.0 else 0.0
+        self._next = 0.0                # [s] sim time the next frame is due
 
     def reset(self, scope):
         """Let the frame in flight finish, zero the counts, publish the optical frame."""
         self.wait()
         self.frames = self.skipped = 0
+        self._next = self.ctx.sim.getTime()
         if self._tf_static is not None:
             self._tf_static.publish(self._static_transform(self.ctx.sim.getTime()))
+
+    def get_state(self) -> dict:
+        return {"next": self._next}
+
+    def set_state(self, state: dict):
+        self._next = float(state["next"])
 
     def _static_transform(self, t: float) -> TFMessage:
         ts = TransformStamped()
@@ -206,9 +217,13 @@ class CameraSensor(SensorEmulator):
             raise RuntimeError(f"camera '{self.config.name}': rendering failed: {error}")
         if not self._publishers:        # no ROS: nobody to show a frame to, nothing rendered
             return {}
-        if self._inflight is not None and not self._inflight.done():
-            self.skipped += 1
+        if t + TIME_TOLERANCE < self._next or (self._inflight is not None
+                                               and not self._inflight.done()):
             return {}
+        if self._period > 0.0:          # due at _next; grid times after it up to t are skipped
+            missed = math.floor((t + TIME_TOLERANCE - self._next) / self._period)
+            self.skipped += missed
+            self._next += (missed + 1) * self._period
         R, p = self.pose()
         snapshot = self._camera.snapshot()
         seed = int(self.ctx.rng.integers(2 ** 63)) if self.config.noise > 0.0 else None

@@ -14,8 +14,9 @@ from sim_node.ros.stamps import time_msg
 
 __all__ = ["camera_info", "image", "laser_scan", "point_cloud", "IMAGE_ENCODINGS"]
 
-# uint8[] / float32[] fields keep an array.array of the right type code as it is (anything else
-# is copied into one, element by element when rclpy checks fields): one memcpy per field.
+# uint8[] / float32[] fields keep an array.array of the right type code as it is, but only in a
+# message made with check_fields=True: without it (the default unless ROS_PYTHON_CHECK_FIELDS=1)
+# the setter copies every value into a new array.array, a second megabyte copy per image.
 # numpy dtype and channels of the encodings we publish (REP-118 / sensor_msgs image_encodings)
 IMAGE_ENCODINGS = {"rgb8": (np.uint8, 3), "32FC1": (np.float32, 1), "32SC1": (np.int32, 1)}
 
@@ -39,7 +40,7 @@ def image(t: float, frame_id: str, pixels: np.ndarray, encoding: str) -> Image:
     if (pixels.shape[2] if pixels.ndim == 3 else 1) != channels:
         raise ValueError(f"image: {encoding} needs {channels} channel(s), got shape "
                          f"{pixels.shape}")
-    message = Image()
+    message = Image(check_fields=True)
     message.header.stamp = time_msg(t)
     message.header.frame_id = frame_id
     message.height, message.width = height, width
@@ -72,7 +73,7 @@ def laser_scan(t: float, frame_id: str, angle_min: float, angle_max: float,
                ranges: np.ndarray) -> LaserScan:
     """sensor_msgs/LaserScan of ranges (N,) [m] (REP-117: +inf no return, -inf too close);
     every ray of a sweep is taken at the same instant (time_increment 0)."""
-    message = LaserScan()
+    message = LaserScan(check_fields=True)
     message.header.stamp = time_msg(t)
     message.header.frame_id = frame_id
     message.angle_min, message.angle_max = float(angle_min), float(angle_max)
@@ -93,7 +94,7 @@ def point_cloud(t: float, frame_id: str, fields: dict, height: int = 1,
     n = len(next(iter(arrays.values())))
     layout = np.dtype([(name, a.dtype) for name, a in arrays.items()])
     packed = np.empty(n, dtype=layout)
-    message = PointCloud2()
+    message = PointCloud2(check_fields=True)
     offset = 0
     for name, a in arrays.items():
         packed[name] = a

@@ -2,6 +2,7 @@
 ROS topics by a demo controller, recorded to a bag, and summed up.
 
     sim_node demo [--world PATH] [--duration S] [--real-time-factor X] [--lockstep] [--bag DIR]
+                  [--record-exclude REGEX ... | --record-all]
 
 Starts the node as a separate process (`python -m sim_node`, discovery kept on this machine
 unless ROS_AUTOMATIC_DISCOVERY_RANGE says otherwise, the ROS_DOMAIN_ID of the environment)
@@ -23,10 +24,16 @@ At the end it stops the node (SIGINT: the bag is closed) and prints the summary:
 factor, how well the commands were followed, the contacts seen, and the bag: every topic with
 its message count and rate in sim time (what the node published and received), next to the
 rates at which the controller received the topics it subscribes to; then every sensor topic
-(LaserScan, PointCloud2, Image, CameraInfo) with its publication rate from its header stamps,
-and the last frame of each rgb8 image topic saved as PNG next to the bag. Exit code 0 when the
-node ran and exited cleanly and the bag reads back; 1 otherwise; 2 for a world file that does
-not load.
+(LaserScan, PointCloud2, Image, CameraInfo) in the bag with its publication rate from its header
+stamps; and the last frame of each rgb8 image topic the demo received saved as PNG next to the
+bag. Exit code 0 when the node ran and exited cleanly and the bag reads back; 1 otherwise; 2 for
+a world file that does not load.
+
+The bag leaves out the bulk (the node's record_exclude, RECORD_EXCLUDE by default): the raw
+images, depth, segmentation and point clouds, ~2 MB per camera frame (an 8 s run of the default
+world would write ~480 MB); camera_info (the frames' stamps) and the lidar's LaserScan stay.
+--record-exclude replaces the patterns, --record-all records every topic. The demo subscribes
+to every image topic itself (best effort, as a viewer would) for the PNGs.
 """
 from __future__ import annotations
 
@@ -41,6 +48,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 TRAJECTORY_TIME = 2.0   # [s] of sim time to the first pose
@@ -54,6 +62,11 @@ WHEEL_SPEED = 2.0       # [rad/s] velocity_commands of robots without diff_drive
 MARGIN = 0.05           # keep targets this fraction of a joint's range inside its limits
 STARTUP_TIMEOUT = 60.0  # [s] of wall time for the node's first /clock
 LOCKSTEP_TIMEOUT = 30.0 # [s] the node waits for a command in --lockstep (a loaded machine)
+# the node's record_exclude in the demo: images (image_raw, depth/image_raw,
+# segmentation/image_raw) and point clouds
+RECORD_EXCLUDE = ("/image_raw$", "/points$")
+IMAGE_TYPE = "sensor_msgs/msg/Image"
+DISCOVERY_PERIOD = 0.5  # [s] of wall time between looks for new image topics
 
 
 def parse(argv):
@@ -68,7 +81,20 @@ def parse(argv):
                              "every step (a run independent of the machine's speed)")
     parser.add_argument("--bag", help="bag directory to create (default: a new one under the "
                         "temporary directory)")
+    record = parser.add_mutually_exclusive_group()
+    record.add_argument("--record-exclude", action="append", metavar="REGEX",
+                        help="leave published topics whose name contains a match of REGEX out "
+                             "of the bag (repeatable; replaces the default: "
+                             + " ".join(RECORD_EXCLUDE) + ")")
+    record.add_argument("--record-all", action="store_true", help="record every topic")
     args = parser.parse_args(argv)
+    args.record_exclude = ([] if args.record_all else list(args.record_exclude)
+                           if args.record_exclude is not None else list(RECORD_EXCLUDE))
+    from sim_node.ros.recorder import exclusions
+    try:
+        exclusions(args.record_exclude)
+    except ValueError as error:
+        parser.error(f"--record-exclude: {error}")
     if not (math.isfinite(args.duration) and args.duration > 0):
         parser.error(f"--duration must be a positive time, got {args.duration}")
     if not (math.isfinite(args.real_time_factor) and args.real_time_factor >= 0):
@@ -270,6 +296,35 @@ class DemoController:
         return out
 
 
+class Frames:
+    """The last message of every image topic, as serialized bytes (no deserialization per
+    frame): subscribed best effort as topics appear (look() every DISCOVERY_PERIOD)."""
+
+    def __init__(self, node):
+        self._node = node
+        self.last: dict[str, bytes] = {}
+        self.count: dict[str, int] = {}
+        self._next_look = 0.0
+
+    def look(self):
+        from rclpy.qos import qos_profile_sensor_data
+        from sensor_msgs.msg import Image
+
+        now = time.monotonic()
+        if now < self._next_look:
+            return
+        self._next_look = now + DISCOVERY_PERIOD
+        for topic, types in self._node.get_topic_names_and_types():
+            if IMAGE_TYPE in types and topic not in self.count:
+                self.count[topic] = 0
+                self._node.create_subscription(Image, topic, partial(self._received, topic),
+                                               qos_profile_sensor_data, raw=True)
+
+    def _received(self, topic: str, data: bytes):
+        self.last[topic] = data
+        self.count[topic] += 1
+
+
 def _play(node, executor, process) -> str | None:
     """Start a paused node with ~/set_simulation_state(PLAYING); None, or why not. Its answer
     comes after the node has discovered the controller's endpoints (made before the call; DDS
@@ -325,8 +380,13 @@ def main(argv=None) -> int:
     rclpy.init(context=context, domain_id=int(env.get("ROS_DOMAIN_ID") or 0))
     node = rclpy.create_node("demo_controller", context=context)
     controller = DemoController(node, robots, every_step=args.lockstep)
+    frames = Frames(node)
     command = [sys.executable, "-m", "sim_node", "--ros-args", "-p", f"world:={world_path}",
                "-p", f"real_time_factor:={float(args.real_time_factor)}", "-p", f"record:={bag}"]
+    if args.record_exclude:
+        # a YAML list of single-quoted strings (a quote in one doubled, backslashes literal)
+        patterns = ",".join("'" + p.replace("'", "''") + "'" for p in args.record_exclude)
+        command += ["-p", f"record_exclude:=[{patterns}]"]
     if args.lockstep:
         topics = ",".join(f"'{topic}'" for topic in controller.command_topics())
         command += ["-p", "lockstep:=true", "-p", f"lockstep_topics:=[{topics}]",
@@ -348,6 +408,7 @@ def main(argv=None) -> int:
                    and time.monotonic() - wall0 < STARTUP_TIMEOUT)) \
                 and process.poll() is None:
             executor.spin_once(timeout_sec=0.05)
+            frames.look()
             if controller.sim_time == 0 and time.monotonic() - wall0 > STARTUP_TIMEOUT:
                 failed = f"no joint states from the node within {STARTUP_TIMEOUT:g} s"
                 break
@@ -369,10 +430,11 @@ def main(argv=None) -> int:
     if failed:
         print(f"error: {failed}", file=sys.stderr)
         return 1
-    return summary(controller, bag, process.returncode, wall)
+    return summary(controller, bag, process.returncode, wall, frames)
 
 
-def summary(controller: DemoController, bag: Path, returncode: int, wall: float) -> int:
+def summary(controller: DemoController, bag: Path, returncode: int, wall: float,
+            frames: Frames | None = None) -> int:
     """Print what happened; 0 if the node exited cleanly and the bag reads back, else 1."""
     from rosbags.highlevel import AnyReader
 
@@ -422,7 +484,7 @@ def summary(controller: DemoController, bag: Path, returncode: int, wall: float)
                     per_sim, per_wall = received[connection.topic]
                     line += f"   {per_sim:9.1f} {per_wall:9.1f}"
                 print(line)
-            sensors(reader, bag)
+            sensors(reader, bag, frames)
     except Exception as error:      # noqa: BLE001 (reported: the demo failed)
         print(f"error: the bag {bag} does not read back: {error}", file=sys.stderr)
         return 1
@@ -433,33 +495,37 @@ SENSOR_TYPES = ("sensor_msgs/msg/LaserScan", "sensor_msgs/msg/PointCloud2",
                 "sensor_msgs/msg/Image", "sensor_msgs/msg/CameraInfo")
 
 
-def sensors(reader, bag: Path) -> list[Path]:
-    """Print each sensor topic's publication rate in sim time (from its header stamps: the
-    capture steps, whenever the frame was published) and save the last frame of every rgb8
-    image topic as PNG next to the bag (``<bag>_<topic>.png``); the PNG paths."""
+def sensors(reader, bag: Path, frames: Frames | None = None) -> list[Path]:
+    """Print each recorded sensor topic's publication rate in sim time (from its header stamps:
+    the capture steps, whenever the frame was published) and the frames the demo received of
+    each image topic, and save the last received frame of every rgb8 image topic as PNG next to
+    the bag (``<bag>_<topic>.png``); the PNG paths."""
     import imageio.v3 as iio
     import numpy as np
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import Image
 
     connections = sorted((c for c in reader.connections if c.msgtype in SENSOR_TYPES),
                          key=lambda c: c.topic)
-    if not connections:
+    received = {} if frames is None else frames.count
+    if not connections and not received:
         return []
     stamps: dict[str, list] = {c.topic: [] for c in connections}
-    last_image: dict[str, tuple] = {}
     for connection, _, raw in reader.messages(connections=connections):
         sec, nanosec = struct.unpack_from("<iI", raw, 4)   # header.stamp, after the CDR header
         stamps[connection.topic].append(sec + nanosec * 1e-9)
-        if connection.msgtype == "sensor_msgs/msg/Image":
-            last_image[connection.topic] = (connection, raw)
     print("sensors (publication rate in sim time, from the header stamps):")
     for connection in connections:
         t = sorted(stamps[connection.topic])
         rate = f"{(len(t) - 1) / (t[-1] - t[0]):9.1f} Hz" if len(t) > 1 and t[-1] > t[0] \
             else f"{'-':>9s}   "
         print(f"  {connection.topic:36s} {connection.msgtype:32s} {len(t):8d} {rate}")
+    for topic in sorted(set(received) - set(stamps)):
+        print(f"  {topic:36s} {IMAGE_TYPE:32s} not recorded; {received[topic]} frames received "
+              f"by the demo")
     saved = []
-    for topic, (connection, raw) in sorted(last_image.items()):
-        message = reader.deserialize(raw, connection.msgtype)
+    for topic, raw in sorted(({} if frames is None else frames.last).items()):
+        message = deserialize_message(raw, Image)
         if message.encoding != "rgb8":
             continue
         pixels = np.asarray(message.data, dtype=np.uint8)[:message.height * message.step]

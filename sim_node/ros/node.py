@@ -84,10 +84,11 @@ _NUMBERS = ("physics_dt", "real_time_factor", "tf_rate", "contacts_rate", "statu
             "lockstep_timeout")
 # string arrays: '' entries are ignored (`-p name:=['']` is how a launch file or YAML gives an
 # empty list: rcl cannot parse `[]`)
-_LISTS = ("lockstep_topics", "default_plugins", "robot_namespaces")
+_LISTS = ("lockstep_topics", "default_plugins", "robot_namespaces", "record_exclude")
 # read-only parameters whose value in effect is known only once the world is loaded: declared
 # writable, then set to that value and made read-only (_report_effective_values)
-_EFFECTIVE = ("physics_dt", "lockstep_topics", "default_plugins", "robot_namespaces")
+_EFFECTIVE = ("physics_dt", "lockstep_topics", "default_plugins", "robot_namespaces",
+              "record_exclude")
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
@@ -304,11 +305,13 @@ class SimNode(Node):
 
         self.simulation_services = register_services(self)
         self.recorder = None
-        from sim_node.ros.recorder import Recorder, register_recording_services
+        from sim_node.ros.recorder import Recorder, exclusions, register_recording_services
 
+        self.record_exclude = list(self._param("record_exclude"))
+        exclusions(self.record_exclude)         # a bad pattern fails the start, not a recording
         register_recording_services(self)
         if self._param("record"):
-            self.recorder = Recorder(self, self._param("record"))
+            self.recorder = Recorder(self, self._param("record"), exclude=self.record_exclude)
 
     # -- endpoints ---------------------------------------------------------------------------
     # Without QoS event handlers: rclpy's executors rebuild their wait set from every handler
@@ -385,6 +388,8 @@ class SimNode(Node):
         declare("default_plugins", list(DEFAULT_ROBOT_PLUGINS), "plugins of robots whose "
                 "world-file entry names none", True)
         declare("record", "", "rosbag2 directory to record into ('': no recording)", True)
+        declare("record_exclude", [], "regular expressions: published topics whose name "
+                "contains a match are not recorded (commands always are)", True)
         declare("robot_namespaces", [], "ROBOT=NAMESPACE entries overriding the namespace rule "
                 "(default: the root for a world's only robot, else the robot's name; "
                 "NAMESPACE '/' is the root)", True)

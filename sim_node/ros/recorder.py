@@ -29,6 +29,11 @@ How: taps in the node process, not a subscriber per topic.
 Publishers and subscriptions that appear later (robots spawned at run time) are picked up by a
 scan every wall second.
 
+Leaving topics out. ``exclude`` (the node's ``record_exclude`` parameter): regular expressions
+(Python's re, as rosbag2's ``--exclude-regex``); a topic the node publishes whose full name
+contains a match of one (re.search) is not recorded, e.g. ``/image_raw$`` for the camera images
+(~2 MB per frame). Command topics and the initial state are always recorded: replay needs them.
+
 Commands and steps. A command reaches its plugin between two steps, never during one: the
 command wrapper and ``SimpleSimulator.simulate`` (wrapped while recording) take one lock. A
 plugin applies what it received in the ``process`` of the next ``simulate``, so each command
@@ -55,6 +60,7 @@ import collections
 import json
 import math
 import os
+import re
 import shutil
 import threading
 import time
@@ -85,6 +91,24 @@ UNRECORDED_TOPICS = frozenset({"/parameter_events", "/rosout"})
 WRITE_PERIOD = 0.02         # [s] wall time the writer thread sleeps when it has caught up
 SCAN_PERIOD = 1.0           # [s] wall time between scans for new publishers and subscriptions
 LATCHED_DEPTH = 10
+
+
+def exclusions(patterns) -> list:
+    """The compiled regular expressions of record_exclude (module docstring); ValueError
+    naming a pattern that is not one."""
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    compiled = []
+    for pattern in patterns:
+        if not isinstance(pattern, str) or not pattern:
+            raise ValueError(f"record_exclude: each entry must be a non-empty regular "
+                             f"expression, got {pattern!r}")
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error as error:
+            raise ValueError(f"record_exclude: {pattern!r} is not a regular expression: "
+                             f"{error}") from None
+    return compiled
 
 
 def nanoseconds(t: float) -> int:
@@ -399,9 +423,11 @@ class Recorder:
     flush_period [s] of wall time: how often the open MCAP segment is closed and listed, i.e.
     at most how much a crash loses."""
 
-    def __init__(self, node, directory, flush_period: float = 1.0, *, created: bool = False):
+    def __init__(self, node, directory, flush_period: float = 1.0, *, created: bool = False,
+                 exclude=()):
         if not (isinstance(flush_period, (int, float)) and 0.0 < flush_period < math.inf):
             raise ValueError(f"flush_period must be a positive time [s], got {flush_period!r}")
+        self._exclude = exclusions(exclude)
         self.directory = Path(directory).expanduser().resolve()
         if not created and self.directory.exists():
             raise FileExistsError(f"cannot record into {self.directory}: it exists already "
@@ -485,6 +511,9 @@ class Recorder:
             for publisher in list(node.publishers):
                 name = publisher.topic_name
                 if id(publisher) in self._publish_taps or name in UNRECORDED_TOPICS:
+                    continue
+                if any(pattern.search(name) for pattern in self._exclude):
+                    self._publish_taps[id(publisher)] = (publisher, None)
                     continue
                 if publisher.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL:
                     self._subscribe_latched(publisher)
@@ -652,7 +681,8 @@ def register_recording_services(node):
                 created = None
                 try:
                     created = node.data_dir.new_directory(directory, "directory")
-                    node.recorder = Recorder(node, created, created=True)
+                    node.recorder = Recorder(node, created, created=True,
+                                             exclude=node.record_exclude)
                 except (OSError, ValueError) as error:
                     if created is not None:     # nothing left behind
                         shutil.rmtree(created, ignore_errors=True)

@@ -188,7 +188,7 @@ def test_frames_are_stamped_with_the_capture_step_on_the_rate_grid(tmp_path):
     assert (camera.frames, camera.skipped) == (4, 0)
 
 
-def test_a_frame_due_while_one_renders_is_skipped_and_counted(tmp_path):
+def test_a_frame_due_while_one_renders_waits_for_the_worker_and_the_grid_goes_on(tmp_path):
     sim, ros, camera = _camera(tmp_path, rate=100.0)
     release = threading.Event()
     render = camera._camera.render
@@ -198,12 +198,24 @@ def test_a_frame_due_while_one_renders_is_skipped_and_counted(tmp_path):
         return render(*args, **kwargs)
     camera._camera.render = slow_render
     run(sim, 0.035)                 # due at 0, 0.01, 0.02, 0.03: the first one still renders
-    assert camera.skipped == 3 and camera.frames == 0
+    assert (camera.skipped, camera.frames) == (0, 0)
     assert sim.getTime() == pytest.approx(0.035)       # the physics went on meanwhile
     release.set()
     camera.wait()
     assert camera.frames == 1
-    assert [stamp(m) for m in ros.messages("mast/camera/image_raw")] == [0.0]
+    # the frame due at 0.01 is taken at the first update finding the worker free (0.035);
+    # 0.02 and 0.03 passed meanwhile get none; the grid goes on at 0.04
+    _capture(sim, camera, steps=10)
+    assert (camera.frames, camera.skipped) == (3, 2)
+    np.testing.assert_allclose([stamp(m) for m in ros.messages("mast/camera/image_raw")],
+                               [0.0, 0.035, 0.04], atol=1e-9)
+
+
+def test_the_camera_is_polled_every_step_and_refuses_a_period(tmp_path):
+    with pytest.raises(ValueError, match="rate"):
+        _camera(tmp_path, period=0.05)
+    sim, ros, camera = _camera(tmp_path, rate=20.0)
+    assert camera.config.period == 0.0
 
 
 def test_depth_noise_has_the_configured_std_and_repeats_with_the_seed(tmp_path):

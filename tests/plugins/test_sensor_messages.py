@@ -32,6 +32,25 @@ def test_images_keep_their_pixels_rows_and_stamp():
     np.testing.assert_array_equal(message.data.view("<i4").reshape(1, 2), segmentation)
 
 
+def test_messages_keep_the_packed_buffer_without_a_second_copy(monkeypatch):
+    # rclpy's setters copy an array.array into a new one unless the message checks its fields
+    from sim_node.plugins import sensor_messages
+
+    packed = []
+
+    def keep(values, typecode="B"):
+        packed.append(pack(values, typecode))
+        return packed[-1]
+    pack = sensor_messages._bytes
+    monkeypatch.setattr(sensor_messages, "_bytes", keep)
+    message = image(0.0, "cam", np.zeros((2, 3), dtype=np.float32), "32FC1")
+    assert message.data is packed[-1] and len(message.data) == 24
+    message = laser_scan(0.0, "scan", -1.0, 1.0, 1.0, 0.1, 0.1, 30.0, np.ones(3))
+    assert message.ranges is packed[-1]
+    message = point_cloud(0.0, "lidar", {"x": np.ones(4, dtype=np.float32)})
+    assert message.data is packed[-1] and len(message.data) == 16
+
+
 def test_a_point_cloud_packs_its_fields_point_by_point():
     x = np.array([1.0, 2.0, np.nan], dtype=np.float32)
     ring = np.array([0, 5, 15], dtype=np.uint16)

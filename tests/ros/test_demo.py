@@ -8,7 +8,9 @@ The demo runs with --lockstep: the node steps only when the controller has answe
 state, so what the bag holds does not depend on how fast this machine runs either process (a
 free run's command count does): the controller's command for the state stamped t_k is in the
 bag at t_{k+1} (the start of the step it acted in), for every step, with the values the
-controller computes from that state."""
+controller computes from that state.
+It records with --record-exclude /depth/image_raw$ (the default leaves every image out) so that
+the bag holds the rgb frames the camera published, to compare the demo's PNG with."""
 import re
 import subprocess
 import sys
@@ -20,7 +22,9 @@ from rosbags.highlevel import AnyReader
 from node_harness import REPO, next_domain, ros_env
 from sim_node.model.world import WorldModel
 from sim_node.resources import default_world
-from sim_node.ros.demo import OFFSET, TRAJECTORY_TIME, DemoController, robots_of
+from sim_node.ros.demo import (OFFSET, RECORD_EXCLUDE, TRAJECTORY_TIME, DemoController, parse,
+                               robots_of)
+from sim_node.ros.recorder import exclusions
 
 pytestmark = [pytest.mark.ros,
               pytest.mark.filterwarnings("ignore:module 'sre_:DeprecationWarning")]
@@ -32,7 +36,8 @@ DT_NS = 1_000_000                   # the default world's physics_dt
 def demo(tmp_path_factory):
     bag = tmp_path_factory.mktemp("demo") / "bag"
     done = subprocess.run([sys.executable, "-m", "sim_node", "demo", "--duration", str(DURATION),
-                           "--real-time-factor", "0", "--lockstep", "--bag", str(bag)],
+                           "--real-time-factor", "0", "--lockstep", "--bag", str(bag),
+                           "--record-exclude", "/depth/image_raw$"],
                           env=ros_env(next_domain()), cwd=REPO, capture_output=True, text=True,
                           timeout=300)
     return done, bag
@@ -156,10 +161,47 @@ def test_the_sensors_rates_are_reported_and_a_camera_frame_saved_as_png(demo):
     assert int(camera.group(1)) >= 1
     if camera.group(2) != "-":
         assert float(camera.group(2)) <= 30.0 * 1.001
+    # excluded from the bag, received by the demo itself
+    depth = re.search(r"/arm/camera/depth/image_raw +\S+ +not recorded; (\d+) frames received",
+                      section)
+    assert depth and int(depth.group(1)) >= 1, section
+    assert "/arm/camera/depth/image_raw" not in _topics(bag)
+    # the PNG: the last frame the demo received, one the camera published (the bag's, taken
+    # as published) with the stamp printed
     png = bag.parent / f"{bag.name}_arm_camera_image_raw.png"
-    assert f"saved as {png}" in section
+    saved = re.search(rf"/arm/camera/image_raw: the frame stamped ([0-9.]+) s saved as {png}",
+                      section)
+    assert saved, section
     pixels = iio.imread(png)
-    t, last = _messages(bag, "/arm/camera/image_raw")[-1]
-    assert pixels.shape == (480, 640, 3) and last.encoding == "rgb8"
-    np.testing.assert_array_equal(pixels, last.data.reshape(480, 640, 3))
+    assert pixels.shape == (480, 640, 3)
+    # (bag times are the sim time of publication; the header stamps are the capture steps)
+    [frame] = [m for _, m in _messages(bag, "/arm/camera/image_raw")
+               if abs(m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
+                      - float(saved.group(1))) < 0.6e-3]
+    assert frame.encoding == "rgb8"
+    np.testing.assert_array_equal(pixels, frame.data.reshape(480, 640, 3))
     assert pixels.std() > 5.0                       # a scene, not a blank frame
+
+
+def _topics(bag) -> set:
+    with AnyReader([bag]) as reader:
+        return {c.topic for c in reader.connections}
+
+
+def test_the_demo_leaves_images_and_point_clouds_out_of_its_bag_by_default():
+    assert parse([]).record_exclude == list(RECORD_EXCLUDE)
+    patterns = exclusions(RECORD_EXCLUDE)
+    for topic in ("/arm/camera/image_raw", "/arm/camera/depth/image_raw",
+                  "/arm/camera/segmentation/image_raw", "/arm/camera/points",
+                  "/mobile_base/points", "/front/image_raw"):
+        assert any(p.search(topic) for p in patterns), topic
+    for topic in ("/arm/camera/camera_info", "/mobile_base/scan", "/arm/joint_states", "/tf",
+                  "/clock", "/sim/contacts", "/points_of_interest"):
+        assert not any(p.search(topic) for p in patterns), topic
+    assert parse(["--record-all"]).record_exclude == []
+    assert parse(["--record-exclude", "^/tf$", "--record-exclude", "a'b"]).record_exclude == [
+        "^/tf$", "a'b"]
+    with pytest.raises(SystemExit):
+        parse(["--record-exclude", "(["])
+    with pytest.raises(SystemExit):
+        parse(["--record-all", "--record-exclude", "x"])

@@ -249,6 +249,46 @@ def service_node(tmp_path_factory):
         node.stop()
 
 
+def test_record_exclude_leaves_published_topics_out_but_never_commands(tmp_path_factory):
+    bag = tmp_path_factory.mktemp("exclude") / "bag"
+    # a volatile topic, a latched one, and a pattern matching the command topic too
+    exclude = ["^/tf$", "robot_description", "contacts", "position_commands"]
+    node, client = start_node(tmp_path_factory, "exclude_node",
+                              {"world": str(PENDULUM_WORLD), "real_time_factor": 1.0,
+                               "record": str(bag), "record_exclude": exclude})
+    try:
+        client.subscribe(Clock, "/clock", DEEP, keep=10)
+        _wait_clock(client, 20_000_000)
+        positions = client.publisher(Float64MultiArray, POSITIONS)
+        _wait_matched(positions)
+        client.subscribe(JointState, JOINT_STATES, DEEP, keep=10)
+        positions.publish(Float64MultiArray(data=SENT_POSITIONS[0]))
+        client.wait_for(JOINT_STATES, predicate=lambda m: m.position[0] > 0.05, timeout=60.0)
+    finally:
+        client.close()
+        code = node.stop(timeout=30.0)
+    assert code == 0, node.log()
+    messages = _read(bag)
+    assert not {"/tf", "/pendulum/robot_description", "/sim/contacts"} & set(messages)
+    for topic in ("/clock", "/tf_static", JOINT_STATES, "/sim/status", INITIAL_STATE):
+        assert topic in messages, topic
+    assert [list(m.data) for _, m in messages[POSITIONS]] == SENT_POSITIONS[:1]
+    _assert_contiguous_steps(messages, cut=True)
+
+
+def test_a_record_exclude_that_is_no_regular_expression_stops_the_start(tmp_path_factory):
+    node, client = start_node(tmp_path_factory, "bad_exclude_node",
+                              {"world": str(PENDULUM_WORLD), "record_exclude": ["/camera/(["]})
+    client.close()
+    try:
+        node.process.wait(60)
+    finally:
+        node.stop()
+    assert node.process.returncode not in (0, None)
+    assert "record_exclude: '/camera/([' is not a regular expression" in node.log()
+    assert "Traceback" not in node.log()
+
+
 def test_record_service_starts_and_stops_bags_and_refuses_bad_requests(service_node):
     _, client = service_node
     bag = client.data_dir / "service_bag"
