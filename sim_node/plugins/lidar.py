@@ -52,6 +52,7 @@ from sim_node.sim.simulation import SensorEmulator
 
 QUEUE_DEPTH = 5
 MAX_RAYS = 4_000_000        # per sweep: 16 x 1,800 is 28,800; a typo of 1e9 must not eat memory
+MAX_RANGE = 1e5            # [m]: ray ends stay within the ray casts' +-1e6 m world bound
 
 
 def _samples(n: int, low: float, high: float) -> np.ndarray:
@@ -91,9 +92,10 @@ class LidarSensor(SensorEmulator):
         def __post_init__(self):
             super().__post_init__()
             rate_to_period(self)
-            if not 0.0 <= self.min_range < self.max_range:
+            if not 0.0 <= self.min_range < self.max_range <= MAX_RANGE:
                 raise ValueError(f"min_range and max_range must satisfy 0 <= min_range < "
-                                 f"max_range [m], got {self.min_range}, {self.max_range}")
+                                 f"max_range <= {MAX_RANGE:g} [m], got {self.min_range}, "
+                                 f"{self.max_range}")
             for axis, limit in (("horizontal", math.pi), ("vertical", math.pi / 2)):
                 n = getattr(self, f"{axis}_samples")
                 low = getattr(self, f"{axis}_min_angle")
