@@ -44,10 +44,14 @@ def topic_name(ctx, topic: str) -> str:
     return (robot_prefix(robot) if robot is not None else "") + topic.strip("/")
 
 
+MIN_RATE = 1e-6    # [Hz] (a period of 11.6 days); slower rates overflow the messages' float32
+                   # periods (LaserScan.scan_time) and are typos, not sensors
+
+
 def check_rate(rate: float, what: str = "rate"):
-    if not (0.0 <= rate < math.inf):
-        raise ValueError(f"{what} must be a frequency >= 0 [Hz] (0: every control step), got "
-                         f"{rate}")
+    if not (0.0 <= rate < math.inf) or 0.0 < rate < MIN_RATE:
+        raise ValueError(f"{what} must be a frequency >= 0 [Hz] (0: every control step; else "
+                         f"at least {MIN_RATE:g}), got {rate}")
 
 
 def check_std(value: float, what: str):
