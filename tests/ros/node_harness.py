@@ -128,6 +128,7 @@ class Client:
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain)
         self.node = rclpy.create_node(name, context=self.context)
+        self._clients = {}           # (service type, name) -> client (call)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.received: dict[str, list] = {}
@@ -170,7 +171,14 @@ class Client:
                            f"(got {len(self.messages(topic))})")
 
     def call(self, srv_type, name: str, request, timeout: float = 20.0):
-        client = self.node.create_client(srv_type, name)
+        # one client per service, kept: a new client's request can reach the server before
+        # the server's response writer has matched the client's reader, and DDS then drops the
+        # response (seen under load in a clean-clone run: get_entity_state unanswered for
+        # 20 s); a kept client is matched both ways after its first answer
+        key = (srv_type, name)
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = self.node.create_client(srv_type, name)
         if not client.wait_for_service(timeout_sec=timeout):
             raise TimeoutError(f"service {name} not available within {timeout} s")
         future = client.call_async(request)
@@ -179,7 +187,6 @@ class Client:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"service {name} did not answer within {timeout} s")
             time.sleep(0.005)
-        self.node.destroy_client(client)
         return future.result()
 
     def publisher(self, msg_type, topic: str, qos=10):
