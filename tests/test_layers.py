@@ -3,10 +3,10 @@ private members (DESIGN.md §1, issue 11).
 
 Layers, lowest first (a module may import its own layer and the layers below it):
 
-    0  engine                      (and sim_node.resources: file locations, imports nothing)
+    0  engine, math                (and sim_node.resources: file locations, imports nothing)
     1  model
     2  sim
-    3  plan, pybullet, gym, viewer, math
+    3  plan, pybullet, gym, viewer
     4  plugins, ros                (and the generated interfaces sim_node.msg / srv / action)
     5  the package face: sim_node/__init__.py, __main__.py, tour.py
 
@@ -35,7 +35,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "sim_node"
 
 LAYERS = {"engine": 0, "resources": 0, "model": 1, "sim": 2, "plan": 3, "pybullet": 3,
-          "gym": 3, "viewer": 3, "math": 3, "plugins": 4, "ros": 4, "msg": 4, "srv": 4,
+          "gym": 3, "viewer": 3, "math": 0, "plugins": 4, "ros": 4, "msg": 4, "srv": 4,
           "action": 4}
 TOP = 5                 # sim_node/__init__.py, __main__.py, tour.py: the package's face
 # the modules of ros that plugins may import: message helpers, no node, no services
@@ -165,7 +165,7 @@ def upward_imports(modules: dict, root: Path, package: str) -> list[str]:
             if dst > src:
                 problems.append(f"{where}: {module.name} (layer {src}) imports {imp.target} "
                                 f"(layer {dst}): layers import downward only "
-                                f"(engine < model < sim < plan/pybullet/gym/viewer/math < "
+                                f"(engine/math < model < sim < plan/pybullet/gym/viewer < "
                                 f"plugins/ros)")
             elif (src_part != "engine" and dst_part == "engine"
                   and imp.target not in (f"{package}.engine", f"{package}.engine.api")):

@@ -1,0 +1,5 @@
+"""Klamp't's math modules with its list conventions (vectorops, so3, se3).
+
+A layer of its own at the bottom of the package (beside ``sim_node.resources``): it imports
+nothing from sim_node, so the model layer may read Klamp't-style rotations through it.
+"""
