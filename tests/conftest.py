@@ -12,4 +12,4 @@ def pytest_runtest_teardown(item):
     # segmentation fault in rclpy's executor several tests later
     if "klampt" in sys.modules:
         pytest.fail(f"{item.nodeid} imported klampt into the test process; run it in a "
-                    "subprocess (tests/sim/klampt_reference.py)", pytrace=False)
+                    "subprocess (tests/klampt_reference.py)", pytrace=False)
