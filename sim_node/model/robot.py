@@ -103,6 +103,28 @@ def normalized_config(structure: RobotStructure, q, what: str) -> np.ndarray:
     return q
 
 
+def random_config(structure: RobotStructure, lo, hi, unbounded_scale: float = 1.0) -> np.ndarray:
+    """A configuration (nq) drawn from numpy's global generator (np.random.seed repeats it):
+    coordinates bounded on both sides uniform in [lo, hi]; unbounded ones (continuous joints,
+    a floating base's position) from a Laplace distribution of scale unbounded_scale centred
+    at 0, or one-sided from their single finite bound (Klamp't's rule); quaternions uniform
+    on SO(3)."""
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    q = np.empty(structure.model.nq)
+    lo_f, hi_f = np.isfinite(lo), np.isfinite(hi)
+    both = lo_f & hi_f
+    q[both] = np.random.uniform(lo[both], hi[both])
+    if not both.all():
+        lap = np.random.laplace(0.0, unbounded_scale, int(np.count_nonzero(~both)))
+        lo_o, hi_o = lo[~both], hi[~both]
+        q[~both] = np.where(np.isfinite(lo_o), lo_o + np.abs(lap),
+                            np.where(np.isfinite(hi_o), hi_o - np.abs(lap), lap))
+    for k in structure.quaternions:
+        quat = np.random.normal(size=4)
+        q[k:k + 4] = quat / np.linalg.norm(quat)
+    return q
+
+
 def _config_vector(x, n: int, what: str) -> np.ndarray:
     arr = np.array(x, dtype=float).reshape(-1) if not np.isscalar(x) else None
     if arr is None or arr.shape != (n,):
@@ -226,6 +248,15 @@ class RobotModel:
         """q (nq); quaternions are normalised, a zero one is refused (ValueError)."""
         self._q = normalized_config(self.structure, q, f"robot '{self._name}' config")
         self._frames_valid = False
+
+    def randomizeConfig(self, unboundedScale: float = 1.0):
+        """Moves the robot to a random configuration within its joint limits (see
+        random_config: numpy's global generator, Laplace(unboundedScale) on unbounded
+        coordinates, uniform rotations). Klamp't draws from its own C++ generator instead."""
+        scale = float(unboundedScale)
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"randomizeConfig: unboundedScale must be finite and > 0, got {unboundedScale!r}")
+        self.setConfig(random_config(self.structure, self.structure.q_lower, self.structure.q_upper, scale))
 
     def getVelocity(self) -> np.ndarray:
         return self._v.copy()
