@@ -36,7 +36,7 @@ are touched between iterations.
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport atan2, cos, fabs, sin, sqrt
+from libc.math cimport atan2, cos, fabs, isfinite, sin, sqrt
 from libc.stdlib cimport free, malloc
 
 from sim_node.engine.arguments cimport as_vector, data_ptr
@@ -524,28 +524,51 @@ cdef int ik_solve(const ModelC* m, DataC* d, double* q, const double* goals, int
 # -- Python face (validated by sim_node.model.ik; here only shapes and index ranges) ----------
 
 cdef cnp.ndarray _goals(Model model, goals):
-    cdef cnp.ndarray g = np.ascontiguousarray(goals, dtype=np.float64)
-    if g.ndim != 2 or g.shape[1] != NCOLS or g.shape[0] < 1:
+    # validated with C loops: numpy's vectorised checks cost more than a whole solve
+    cdef cnp.ndarray g = <cnp.ndarray> cnp.PyArray_FROMANY(goals, cnp.NPY_DOUBLE, 2, 2,
+                                                          cnp.NPY_ARRAY_C_CONTIGUOUS)
+    if g.shape[1] != NCOLS or g.shape[0] < 1:
         raise ValueError(f"goals: expected shape (n >= 1, {NCOLS}), got {np.shape(goals)}")
-    if not np.all(np.isfinite(g)):
-        raise ValueError("goals: contain NaN or infinity")
-    links = g[:, G_LINK]
-    dests = g[:, G_DEST]
-    if np.any((links < 0) | (links >= model.nlink) | (dests < -1) | (dests >= model.nlink)
-              | (links != np.round(links)) | (dests != np.round(dests))):
-        raise IndexError(f"goals: link indices must be in [0, {model.nlink}) (dest -1 = world)")
-    if not (np.isin(g[:, G_POS], (0, 1, 2, 3)).all() and np.isin(g[:, G_ROT], (0, 2, 3)).all()):
-        raise ValueError("goals: position kind must be 0..3 and rotation kind 0, 2 or 3")
+    cdef const double* p = data_ptr(g)
+    cdef Py_ssize_t i, k
+    cdef double link, dest, pos, rot
+    for i in range(g.shape[0]):
+        for k in range(NCOLS):
+            if not isfinite(p[NCOLS * i + k]):
+                raise ValueError(f"goals: row {i} contains NaN or infinity")
+        link, dest = p[NCOLS * i + G_LINK], p[NCOLS * i + G_DEST]
+        pos, rot = p[NCOLS * i + G_POS], p[NCOLS * i + G_ROT]
+        if (not 0 <= link < model.nlink or not -1 <= dest < model.nlink
+                or link != <int> link or dest != <int> dest):
+            raise IndexError(f"goals: row {i}: link indices must be in [0, {model.nlink}) "
+                             "(dest -1 = world)")
+        if not (pos in (0.0, 1.0, 2.0, 3.0) and rot in (0.0, 2.0, 3.0)):
+            raise ValueError(f"goals: row {i}: position kind must be 0..3 and rotation kind 0, "
+                             "2 or 3")
     return g
 
 
 cdef cnp.ndarray _active(Model model, active):
-    cdef cnp.ndarray act = np.ascontiguousarray(active, dtype=np.int32)
+    cdef cnp.ndarray act = <cnp.ndarray> np.ascontiguousarray(active, dtype=np.int32)
     if act.ndim != 1 or act.shape[0] < 1:
         raise ValueError("active: expected a non-empty list of DOF indices")
-    if np.any((act < 0) | (act >= model.nv)) or len(np.unique(act)) != act.shape[0]:
-        raise IndexError(f"active: DOF indices must be distinct and in [0, {model.nv})")
+    cdef const int* a = <const int*> cnp.PyArray_DATA(act)
+    cdef Py_ssize_t i, j
+    for i in range(act.shape[0]):
+        if not 0 <= a[i] < model.nv:
+            raise IndexError(f"active: DOF indices must be in [0, {model.nv}), got {a[i]}")
+        for j in range(i):
+            if a[j] == a[i]:
+                raise IndexError(f"active: DOF {a[i]} is repeated")
     return act
+
+
+cdef int _num_rows(cnp.ndarray g):
+    cdef const double* p = data_ptr(g)
+    cdef int i, n = 0
+    for i in range(g.shape[0]):
+        n += <int> p[NCOLS * i + G_POS] + <int> p[NCOLS * i + G_ROT]
+    return n
 
 
 def num_rows(goals):
@@ -558,7 +581,7 @@ def residual(Model model not None, Data data not None, q, goals):
     """Stacked goal errors r (m,) at q (nq); see the module docstring for the rows."""
     cdef cnp.ndarray qa = as_vector(q, model.nq, "q")
     cdef cnp.ndarray g = _goals(model, goals)
-    cdef cnp.ndarray r = np.empty(num_rows(g))
+    cdef cnp.ndarray r = np.empty(_num_rows(g))
     cdef int dummy = -1
     cdef double* qp = data_ptr(qa)
     cdef double* gp = data_ptr(g)
@@ -575,7 +598,7 @@ def jacobian(Model model not None, Data data not None, q, goals, active):
     cdef cnp.ndarray g = _goals(model, goals)
     cdef cnp.ndarray act = _active(model, active)
     cdef int na = act.shape[0], k
-    cdef int nres = num_rows(g)
+    cdef int nres = _num_rows(g)
     cdef cnp.ndarray r = np.empty(nres)
     cdef cnp.ndarray J = np.empty((nres, na))
     cdef cnp.ndarray dof_col = np.full(model.nv, -1, dtype=np.int32)
@@ -603,15 +626,18 @@ def solve(Model model not None, Data data not None, double[::1] q not None, goal
         raise ValueError(f"q: expected length {model.nq}, got {q.shape[0]}")
     cdef cnp.ndarray g = _goals(model, goals)
     cdef cnp.ndarray act = _active(model, active)
-    cdef cnp.ndarray lo = np.ascontiguousarray(qmin, dtype=np.float64)
-    cdef cnp.ndarray hi = np.ascontiguousarray(qmax, dtype=np.float64)
+    cdef cnp.ndarray lo = <cnp.ndarray> np.ascontiguousarray(qmin, dtype=np.float64)
+    cdef cnp.ndarray hi = <cnp.ndarray> np.ascontiguousarray(qmax, dtype=np.float64)
     cdef cnp.ndarray b = None if bias is None else as_vector(bias, model.nq, "bias")
-    if (lo.ndim != 1 or hi.ndim != 1 or lo.shape[0] != model.nq or hi.shape[0] != model.nq
-            or np.any(np.isnan(lo)) or np.any(np.isnan(hi))):
-        raise ValueError(f"qmin, qmax: expected {model.nq} numbers each (not NaN)")
+    cdef Py_ssize_t k
+    if lo.ndim != 1 or hi.ndim != 1 or lo.shape[0] != model.nq or hi.shape[0] != model.nq:
+        raise ValueError(f"qmin, qmax: expected {model.nq} numbers each")
+    for k in range(model.nq):
+        if not data_ptr(lo)[k] <= data_ptr(hi)[k]:
+            raise ValueError(f"qmin, qmax: entry {k} is NaN or qmin > qmax")
     if max_iters < 0 or not tol >= 0.0:
         raise ValueError("max_iters must be >= 0 and tol >= 0")
-    cdef cnp.ndarray r = np.empty(num_rows(g))
+    cdef cnp.ndarray r = np.empty(_num_rows(g))
     cdef int iters = 0, status
     cdef double* bp = NULL if b is None else data_ptr(b)
     cdef double* gp = data_ptr(g)

@@ -38,6 +38,7 @@ __all__ = ["IKObjective", "IKSolver", "objective", "fixed_objective", "fixed_rot
            "solver", "solve", "solve_global", "solve_nearby", "residual", "jacobian"]
 
 MAX_ITERS = 2 ** 31 - 1
+_EYE = np.eye(3)
 _POS_DIMS = {"none": 0, "planar": 1, "linear": 2, "fixed": 3}
 _ROT_DIMS = {"none": 0, "axis": 2, "fixed": 3}
 
@@ -64,9 +65,12 @@ def _unit3(x, what: str) -> np.ndarray:
 
 def _rotation(R, what: str) -> np.ndarray:
     M = as_matrix(R, what)
-    if not np.all(np.isfinite(M)):
-        raise ValueError(f"{what}: contains NaN or infinity")
-    if not np.allclose(M @ M.T, np.eye(3), atol=1e-6) or np.linalg.det(M) < 0:
+    # (NaN fails both comparisons); written out: np.allclose and det cost more than a solve
+    err = float(np.abs(M @ M.T - _EYE).max())
+    (a, b, c), (d, e, f), (g, h, i) = M.tolist()
+    if not err <= 1e-6 or not a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) > 0:
+        if not np.all(np.isfinite(M)):
+            raise ValueError(f"{what}: contains NaN or infinity")
         raise ValueError(f"{what}: not a rotation matrix (orthonormal, determinant +1)")
     return M
 
@@ -341,6 +345,7 @@ class IKSolver:
         self._limits = None
         self._bias = None
         self._last_iters = 0
+        self._default_cache = None
         if isinstance(robot_or_objective, IKSolver):
             other = robot_or_objective
             self.robot = other.robot
@@ -562,6 +567,14 @@ class IKSolver:
         return active
 
     def _default_dofs(self) -> np.ndarray:
+        key = tuple((o.link(), o.destLink()) for o in self._objectives)
+        if self._default_cache is not None and self._default_cache[0] == key:
+            return self._default_cache[1]
+        dofs = self._chain_dofs()
+        self._default_cache = (key, dofs)
+        return dofs
+
+    def _chain_dofs(self) -> np.ndarray:
         m = self.robot.model.arrays
         dofs = set()
         for o in self._objectives:
