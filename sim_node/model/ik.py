@@ -816,6 +816,7 @@ def solve_nearby(objectives, maxDeviation, iters=1000, tol=1e-3, activeDofs=None
     scalar = coords[~np.isin(coords, _quaternion_coords(r))]
     lo[scalar] = np.maximum(lo[scalar], q[scalar] - dev)
     hi[scalar] = np.minimum(hi[scalar], q[scalar] + dev)
+    lo[scalar] = np.minimum(lo[scalar], hi[scalar])     # q beyond a limit: pinned to that limit
     s.setJointLimits(lo, hi)
     s.setBiasConfig(q)
     return _restarts(s, numRestarts, feasibilityCheck, False)
