@@ -3,8 +3,12 @@
 A space's points are flat lists of ``extrinsicDimension()`` numbers. ``difference(a, b)`` is
 the tangent at b pointing to a (a - b in Cartesian spaces) and ``integrate(x, d)`` undoes it:
 ``integrate(b, difference(a, b)) == a``. SO3Space points are so3 9-lists and its tangents the
-cross-product matrix [w] (9-list) of the angular velocity w in world axes; SE3Space points are
-R (9) + t (3) and its tangents [w] (9) + the linear velocity (3).
+cross-product matrix [w] (9-list) of the angular velocity w in world axes (a = exp([w]) b);
+SE3Space points are R (9) + t (3) and its tangents [w] (9) + the linear velocity (3).
+
+Klamp't 0.10.1 documents these tangents but computes SO3Space.difference as [R_b w] (and
+SO3Space.integrate to match, SE3Space.difference likewise), so its SO3Trajectory.deriv_angvel
+is R(t) w rather than w; here the tangent is w, as documented.
 """
 from __future__ import annotations
 
@@ -127,11 +131,10 @@ class SO3Space(GeodesicSpace):
         return so3.interpolate(a, b, u)
 
     def difference(self, a, b) -> list:
-        return so3.cross_product(so3.apply(b, so3.error(a, b)))
+        return so3.cross_product(so3.error(a, b))
 
     def integrate(self, x, d) -> list:
-        w_local = so3.apply(so3.inv(x), so3.deskew(d))
-        return so3.mul(so3.from_moment(w_local), x)
+        return so3.mul(so3.from_moment(so3.deskew(d)), x)
 
 
 class SE3Space(GeodesicSpace):
@@ -157,14 +160,12 @@ class SE3Space(GeodesicSpace):
         return R + t
 
     def difference(self, a, b) -> list:
-        Rb = b[:9]
         w = se3.error(self.to_se3(a), self.to_se3(b))
-        return so3.cross_product(so3.apply(Rb, w[:3])) + w[3:]
+        return so3.cross_product(w[:3]) + w[3:]
 
     def integrate(self, x, d) -> list:
         if len(x) != 12 or len(d) != 12:
             raise ValueError(f"SE3Space.integrate: x and d must be 12 numbers, got {len(x)} "
                              f"and {len(d)}")
         Rx, tx = self.to_se3(x)
-        w = so3.apply(so3.inv(Rx), so3.deskew(d[:9]))
-        return so3.mul(Rx, so3.from_moment(w)) + vectorops.add(tx, d[9:])
+        return so3.mul(so3.from_moment(so3.deskew(d[:9])), Rx) + vectorops.add(tx, d[9:])

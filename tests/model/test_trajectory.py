@@ -1,0 +1,294 @@
+"""sim_node.model.trajectory against klampt.model.trajectory 0.10.1 (the same calls run here and
+in a klampt subprocess on seeded milestones, compared to 1e-12), against closed forms where
+Klamp't 0.10.1 is wrong (insert, remesh, Hermite acceleration, SO3 angular velocity), and
+hostile input."""
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from klampt_reference import run_klampt
+from sim_node.math import se3, so3, vectorops
+from sim_node.model import trajectory as trajectory_module
+from sim_node.model.trajectory import (HermiteTrajectory, SE3Trajectory, SO3Trajectory,
+                                       Trajectory)
+
+# The calls, run verbatim on both sides with T bound to each library's trajectory module.
+EXERCISE = '''
+def flat(x):
+    if isinstance(x, (list, tuple)):
+        return [v for item in x for v in flat(item)]
+    return [float(x)]
+
+def make(T, kind, times, milestones):
+    if kind == "linear":
+        return T.Trajectory(times, milestones)
+    if kind == "so3":
+        return T.SO3Trajectory(times, milestones)
+    if kind == "se3":
+        return T.SE3Trajectory(times, milestones)
+    if kind == "hermite":
+        n = len(milestones[0]) // 2
+        return T.HermiteTrajectory(times, [m[:n] for m in milestones], [m[n:] for m in milestones])
+
+def exercise(T, cases):
+    out = []
+    for kind, times, milestones, probes, dt in cases:
+        traj = make(T, kind, times, milestones)
+        r = {}
+        r["eval"] = [flat(traj.eval(t)) for t in probes]
+        r["loop"] = [flat(traj.eval(t, "loop")) for t in probes]
+        r["segment"] = [flat(traj.getSegment(t)) for t in probes]
+        if kind != "so3" and kind != "se3":
+            r["deriv"] = [flat(traj.deriv(t)) for t in probes]
+        r["span"] = [traj.startTime(), traj.endTime(), traj.duration()]
+        d = traj.discretize(dt)
+        r["discretize"] = [d.times, flat(d.milestones)]
+        for t in probes[1:4]:
+            a, b = traj.split(t)
+            r["split%g" % t] = [a.times, flat(a.milestones), b.times, flat(b.milestones)]
+            r["before%g" % t] = flat(traj.before(t).milestones)
+        if kind != "hermite":
+            r["length"] = traj.length()
+        else:
+            r["length"] = traj.length()
+            r["eval_state"] = [flat(traj.eval_state(t)) for t in probes]
+        tail = make(T, kind, [traj.endTime() + x for x in (0.0, 0.5, 1.25)],
+                    [milestones[-1], milestones[0], milestones[1]])
+        c = traj.concat(tail)
+        r["concat"] = [c.times, flat(c.milestones)]
+        c = traj.concat(make(T, kind, [0.0, 1.0], [milestones[1], milestones[0]]), relative=True,
+                        jumpPolicy="jump")
+        r["concat_jump"] = [c.times, flat(c.milestones)]
+        c = traj.concat(make(T, kind, [0.0, 1.0], [milestones[1], milestones[0]]), relative=True,
+                        jumpPolicy="blend")
+        r["concat_blend"] = [c.times, flat(c.milestones)]
+        if kind == "linear":
+            r["extract"] = flat(traj.extractDofs([2, 0]).milestones)
+        out.append(r)
+    return out
+'''
+
+
+def random_rotation(rng):
+    q = rng.normal(size=4)
+    return so3.from_quaternion((q / np.linalg.norm(q)).tolist())
+
+
+def cases():
+    rng = np.random.default_rng(5)
+    out = []
+    for kind in ("linear", "so3", "se3", "hermite"):
+        for k in range(6):
+            n = int(rng.integers(3 if k == 5 else 2, 7))
+            times = np.cumsum(rng.uniform(0.1, 1.5, size=n)).tolist()
+            if k == 5:
+                times[2] = times[1]          # a jump: two milestones at one time
+            if kind == "linear":
+                milestones = rng.normal(size=(n, 4)).tolist()
+            elif kind == "so3":
+                milestones = [random_rotation(rng) for _ in range(n)]
+            elif kind == "se3":
+                milestones = [random_rotation(rng) + rng.normal(size=3).tolist()
+                              for _ in range(n)]
+            else:
+                milestones = rng.normal(size=(n, 6)).tolist()
+            span = times[-1] - times[0]
+            probes = ([times[0] - 0.5, times[0], times[1]] + sorted(
+                rng.uniform(times[0] - 0.1 * span, times[-1] + 0.3 * span, size=12).tolist())
+                + [times[-1], times[-1] + 2.0] + times[1:-1])
+            out.append((kind, times, milestones, probes, float(rng.uniform(0.05, 0.4))))
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    path = tmp_path_factory.mktemp("traj") / "cases.json"
+    cs = cases()
+    path.write_text(json.dumps(cs))
+    ref = run_klampt(EXERCISE + f"""
+from klampt.model import trajectory as T
+emit(exercise(T, json.load(open({str(path)!r}))))
+""", path.parent)
+    return cs, ref
+
+
+def same(a, b, tol=1e-12):
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y, tol) for x, y in zip(a, b))
+    return abs(a - b) <= tol * max(1.0, abs(b))
+
+
+def test_eval_deriv_discretize_split_concat_match_klampt(reference):
+    cs, ref = reference
+    namespace = {}
+    exec(EXERCISE, namespace)
+    ours = namespace["exercise"](trajectory_module, cs)
+    failures = []
+    for (kind, *_), o, r in zip(cs, ours, ref):
+        assert o.keys() == r.keys()
+        for key in o:
+            if not same(o[key], r[key]):
+                failures.append(f"{kind} {key}: ours {o[key]!r:.200} klampt {r[key]!r:.200}")
+    assert len(cs) == 24
+    assert not failures, "\n".join(failures[:10])
+
+
+def test_so3_angular_velocity_is_the_world_one_klampt_rotates_it(reference, tmp_path):
+    """Klamp't 0.10.1's deriv_angvel returns R(t) w for the world angular velocity w (its
+    SO3Space.difference applies R_b to the error vector); ours returns w, checked against
+    finite differences of eval, and equal to R(t)^T times Klamp't's."""
+    rng = np.random.default_rng(2)
+    R = [random_rotation(rng) for _ in range(4)]
+    times = [0.0, 0.7, 1.5, 2.0]
+    probes = [0.2, 0.9, 1.1, 1.9]
+    ref = run_klampt(f"""
+from klampt.model import trajectory as T
+traj = T.SO3Trajectory({times!r}, {R!r})
+emit([traj.deriv_angvel(t) for t in {probes!r}])
+""", tmp_path)
+    traj = SO3Trajectory(times, R)
+    h = 1e-6
+    for t, k in zip(probes, ref):
+        w = traj.deriv_angvel(t)
+        Ra, Rb = traj.eval(t - h), traj.eval(t + h)
+        dR = [(b - a) / (2 * h) for a, b in zip(Ra, Rb)]
+        w_fd = so3.deskew(so3.mul(dR, so3.inv(traj.eval(t))))
+        assert w == pytest.approx(w_fd, abs=1e-8)
+        assert w == pytest.approx(so3.apply(so3.inv(traj.eval(t)), k), abs=1e-12)
+        assert traj.deriv(t) == pytest.approx(so3.cross_product(w), abs=1e-15)
+
+
+def test_se3_trajectory_accepts_pairs_and_matrices_and_moves_points():
+    R1, R2 = so3.from_rpy([0.1, 0.2, 0.3]), so3.from_rpy([-0.5, 0.4, 2.0])
+    traj = SE3Trajectory([0.0, 2.0], [(R1, [0.0, 0, 0]), (np.array(so3.matrix(R2)), [2.0, 0, 0])])
+    assert traj.milestones[1] == pytest.approx(R2 + [2.0, 0, 0], abs=1e-15)
+    R, t = traj.eval(1.0)
+    assert R == pytest.approx(so3.interpolate(R1, R2, 0.5), abs=1e-15) and t == [1.0, 0.0, 0.0]
+    screw = traj.deriv_screw(1.0)
+    assert screw[:3] == pytest.approx(vectorops.mul(so3.error(R2, R1), 0.5), abs=1e-12)
+    assert screw[3:] == [1.0, 0.0, 0.0]
+    p = traj.getPositionTrajectory([0.0, 0.0, 1.0])
+    assert p.milestones[1] == pytest.approx(se3.apply((R2, [2.0, 0, 0]), [0, 0, 1.0]))
+    assert isinstance(traj.getRotationTrajectory(), SO3Trajectory)
+    traj.preTransform((so3.identity(), [0.0, 0.0, 5.0]))
+    assert traj.eval(0.0)[1] == [0.0, 0.0, 5.0]
+
+
+def test_hermite_acceleration_is_the_cubics_second_derivative():
+    """Klamp't 0.10.1's eval_accel evaluates the segment backwards (difference_state gets the
+    end first): for x(0) = 0, x'(0) = 0, x(1) = 1, x'(1) = 2 it gives -6.8 at 0.3 where the
+    cubic x = u^3 has 6 u = 1.8."""
+    traj = HermiteTrajectory([0.0, 1.0], [[0.0], [1.0]], [[0.0], [3.0]])
+    for u in (0.1, 0.3, 0.8):
+        assert traj.eval(u) == pytest.approx([u ** 3], abs=1e-15)
+        assert traj.deriv(u) == pytest.approx([3 * u ** 2], abs=1e-15)
+        assert traj.eval_accel(u) == pytest.approx([6 * u], abs=1e-14)
+
+
+def test_hermite_spline_through_waypoints_is_c1_and_interpolates():
+    rng = np.random.default_rng(4)
+    times = np.cumsum(rng.uniform(0.2, 1.0, size=6)).tolist()
+    waypoints = Trajectory(times, rng.normal(size=(6, 3)).tolist())
+    h = HermiteTrajectory()
+    h.makeSpline(waypoints)
+    for t, m in zip(times, waypoints.milestones):
+        assert h.eval(t) == pytest.approx(m, abs=1e-12)
+    for t in times[1:-1]:
+        assert h.deriv(t - 1e-9) == pytest.approx(h.deriv(t + 1e-9), abs=1e-6)
+    bez = HermiteTrajectory()
+    bez.makeBezier([0.0, 1.0], [[0.0], [1.0], [2.0], [3.0]])       # a straight line
+    assert bez.eval(0.25) == pytest.approx([0.75]) and bez.deriv(0.6) == pytest.approx([3.0])
+
+
+def test_insert_keeps_time_order():
+    """Klamp't 0.10.1 inserts a mid-segment milestone before the segment's start (times become
+    [0.5, 0, 1, 2])."""
+    traj = Trajectory([0.0, 1.0, 2.0], [[0.0], [1.0], [4.0]])
+    assert traj.insert(0.5) == 1
+    assert traj.times == [0.0, 0.5, 1.0, 2.0] and traj.milestones[1] == [0.5]
+    assert traj.insert(1.0) == 2 and traj.insert(-1.0) == 0 and traj.insert(3.0) == 5
+    traj.checkValid()
+
+
+@given(st.lists(st.floats(-5, 5), min_size=2, max_size=8),
+       st.lists(st.floats(-1, 4), min_size=1, max_size=6), st.floats(1e-6, 1e-1))
+def test_remesh_follows_the_path_and_hits_every_new_time(values, newtimes, tol):
+    """Klamp't 0.10.1's remesh drops the last milestone (Trajectory([0, 1, 2], [[0], [1], [4]])
+    .remesh([0.5]) ends at t = 1); ours keeps the path within tol."""
+    times = [float(i) for i in range(len(values))]
+    traj = Trajectory(times, [[v] for v in values])
+    path, index = traj.remesh(newtimes, tol)
+    path.checkValid()
+    assert [path.times[i] for i in index] == newtimes
+    for t in np.linspace(-1.5, len(values) + 1.0, 97).tolist() + times:
+        assert path.eval(t)[0] == pytest.approx(traj.eval(t)[0], abs=tol * 1.0001 + 1e-12)
+
+
+def test_stack_and_extract_dofs():
+    a = Trajectory([0.0, 1.0], [[0.0], [1.0]])
+    b = Trajectory([0.0, 0.5, 2.0], [[5.0, 6.0], [5.0, 7.0], [5.0, 9.0]])
+    s = Trajectory()
+    s.stackDofs([a, b])
+    assert s.times == [0.0, 0.5, 1.0, 2.0]
+    assert s.milestones == [[0.0, 5.0, 6.0], [0.5, 5.0, 7.0], [1.0, 5.0, 23 / 3], [1.0, 5.0, 9.0]]
+    assert s.extractDofs([2]).milestones == [[6.0], [7.0], [23 / 3], [9.0]]
+
+
+def test_save_and_load_round_trip(tmp_path):
+    traj = Trajectory([0.0, 0.25, 1.0], [[1.0, 2.0], [3.0, -1e-17], [0.1, 0.2]])
+    traj.save(tmp_path / "t.txt")
+    back = Trajectory()
+    back.load(tmp_path / "t.txt")
+    assert back.times == traj.times and back.milestones == traj.milestones
+    (tmp_path / "bad.txt").write_text("0 2 1.0\n")
+    with pytest.raises(ValueError, match="bad.txt:1"):
+        back.load(tmp_path / "bad.txt")
+
+
+# -- hostile input ---------------------------------------------------------------------------
+@pytest.mark.parametrize("times, milestones, message", [
+    ([0.0, 1.0, 0.5], [[0.0]] * 3, r"non-decreasing, but times\[2\] = 0.5 < times\[1\]"),
+    ([0.0, math.nan], [[0.0]] * 2, r"times\[1\]: a time must be finite"),
+    ([0.0, math.inf], [[0.0]] * 2, r"times\[1\]: a time must be finite"),
+    ([0.0, 1.0], [[0.0, 1.0], [0.0]], r"milestones\[1\] has 1 entries, expected 2"),
+    ([0.0, 1.0], [[0.0], [math.nan]], r"milestones\[1\]: contains NaN or infinity"),
+    ([0.0, 1.0], [[0.0], [-math.inf]], r"milestones\[1\]: contains NaN or infinity"),
+    ([0.0, 1.0, 2.0], [[0.0], [1.0]], "3 times but 2 milestones"),
+    ([0.0, 1.0], [[0.0], "ab"], r"milestones\[1\]: must be a sequence of numbers"),
+    (["x"], [[0.0]], r"times\[0\]: a time must be a number"),
+])
+def test_bad_timing_or_milestones_are_a_clear_value_error(times, milestones, message):
+    with pytest.raises(ValueError, match=message):
+        Trajectory(times, milestones)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: SO3Trajectory([0.0], [[1.0, 0.0, 0.0]]), r"milestones\[0\] must be a rotation"),
+    (lambda: SE3Trajectory([0.0], [[0.0] * 11]), r"milestones\[0\] has 11 entries, expected 12"),
+    (lambda: HermiteTrajectory([0.0], [[0.0, 1.0, 2.0]]), "even count"),
+    (lambda: Trajectory([0.0, 1.0], [[0.0], [1.0]]).eval(math.nan), "finite"),
+    (lambda: Trajectory([0.0, 1.0], [[0.0], [1.0]]).eval(0.5, "forever"), "'halt' or 'loop'"),
+    (lambda: Trajectory().eval(0.0), "empty"),
+    (lambda: Trajectory([0.0, 1.0], [[0.0], [1.0]]).discretize(0.0), "dt must be a positive finite number"),
+    (lambda: Trajectory([0.0, 1.0], [[0.0], [1.0]]).concat(Trajectory([0.5], [[0.0]])),
+     "before this trajectory's end"),
+    (lambda: Trajectory([0.0, 1.0], [[0.0], [1.0]]).concat(Trajectory([1.0], [[0.0]])),
+     "differs from this last one"),
+    (lambda: Trajectory([0.0], [[0.0]]).concat(SO3Trajectory()), "one class"),
+    (lambda: Trajectory([0.0, 1.0], [[0.0], [1.0]]).extractDofs([3]), "out of range"),
+])
+def test_misuse_is_a_clear_value_error(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_check_valid_catches_in_place_edits():
+    traj = Trajectory([0.0, 1.0], [[0.0], [1.0]])
+    traj.times.append(0.5)
+    traj.milestones.append([2.0])
+    with pytest.raises(ValueError, match="non-decreasing"):
+        traj.checkValid()
