@@ -25,6 +25,7 @@ import warnings
 
 from sim_node.math import se3, so3, spline, vectorops
 from sim_node.math.geodesic import GeodesicSpace, SE3Space, SO3Space
+from sim_node.math.rotation_input import as_klampt, as_matrix
 
 _END_BEHAVIORS = ("halt", "loop")
 _JUMP_POLICIES = ("strict", "blend", "jump")
@@ -523,7 +524,7 @@ class SO3Trajectory(GeodesicTrajectory):
 
     def __init__(self, times=None, milestones=None):
         if milestones is not None:
-            milestones = [so3._rot(m, "SO3Trajectory", f"milestones[{i}]")
+            milestones = [as_klampt(as_matrix(m, f"SO3Trajectory milestones[{i}]"))
                           for i, m in enumerate(milestones)]
         super().__init__(SO3Space(), times, milestones)
 
@@ -561,8 +562,12 @@ class SE3Trajectory(GeodesicTrajectory):
     @staticmethod
     def _flat(m, i: int) -> list:
         if len(m) == 2:
-            R, t = se3._T(m, "SE3Trajectory", f"milestones[{i}]")
-            return list(R) + list(t)
+            R, t = m
+            where = f"SE3Trajectory milestones[{i}]"
+            t = _vector(t, f"{where} translation")
+            if len(t) != 3:
+                raise ValueError(f"{where}: the translation must be 3 numbers, got {len(t)}")
+            return as_klampt(as_matrix(R, f"{where} rotation")) + t
         return m
 
     def to_se3(self, state) -> tuple:

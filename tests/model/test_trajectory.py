@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from klampt_reference import run_klampt
 from sim_node.math import se3, so3, vectorops
 from sim_node.model import trajectory as trajectory_module
-from sim_node.model.trajectory import (HermiteTrajectory, SE3Trajectory, SO3Trajectory,
-                                       Trajectory)
+from sim_node.model.trajectory import (HermiteTrajectory, RobotTrajectory, SE3Trajectory,
+                                       SO3Trajectory, Trajectory)
 
 # The calls, run verbatim on both sides with T bound to each library's trajectory module.
 EXERCISE = '''
@@ -267,7 +267,8 @@ def test_bad_timing_or_milestones_are_a_clear_value_error(times, milestones, mes
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda: SO3Trajectory([0.0], [[1.0, 0.0, 0.0]]), r"milestones\[0\] must be a rotation"),
+    (lambda: SO3Trajectory([0.0], [[1.0, 0.0, 0.0]]), r"milestones\[0\]: a rotation is a 3x3"),
+    (lambda: SE3Trajectory([0.0], [([1.0] * 9, [0.0, 1.0])]), "translation must be 3 numbers"),
     (lambda: SE3Trajectory([0.0], [[0.0] * 11]), r"milestones\[0\] has 11 entries, expected 12"),
     (lambda: HermiteTrajectory([0.0], [[0.0, 1.0, 2.0]]), "even count"),
     (lambda: Trajectory([0.0, 1.0], [[0.0], [1.0]]).eval(math.nan), "finite"),
@@ -292,3 +293,107 @@ def test_check_valid_catches_in_place_edits():
     traj.milestones.append([2.0])
     with pytest.raises(ValueError, match="non-decreasing"):
         traj.checkValid()
+
+
+# -- RobotTrajectory on r2d2 against klampt ------------------------------------------------
+ROBOT_SCRIPT = """
+from klampt.model.trajectory import RobotTrajectory
+traj = RobotTrajectory(r, data["times"], [config(*m) for m in data["milestones"]])
+out = {"eval": [], "deriv": [], "length": traj.length()}
+for t in data["probes"]:
+    r.setConfig(traj.eval(t))
+    out["eval"].append(poses())
+for t in data["starts"]:
+    d = traj.deriv(t)
+    out["deriv"].append([d[0:3], {r.link(i).getName(): d[i] for i in range(6, r.numLinks())}])
+disc = traj.discretize(data["dt"])
+out["discretize"] = [disc.times]
+for m in disc.milestones:
+    r.setConfig(m)
+    out["discretize"].append(poses())
+front, back = traj.split(data["split"])
+out["split"] = [front.times, back.times]
+for m in (front.milestones[-1], back.milestones[0]):
+    r.setConfig(m)
+    out["split"].append(poses())
+head = traj.getLinkTrajectory("head")
+out["head"] = [head.times, head.milestones]
+emit(out)
+"""
+
+
+@pytest.fixture(scope="module")
+def robot_reference(tmp_path_factory):
+    from r2d2_klampt import KLAMPT_PRELUDE, R2D2, klampt_config, r2d2, random_config
+    robot = r2d2()
+    rng = np.random.default_rng(23)
+    milestones = [random_config(robot, rng) for _ in range(5)]
+    times = np.cumsum(rng.uniform(0.3, 1.0, size=5)).tolist()
+    probes = sorted(rng.uniform(times[0] - 0.2, times[-1] + 0.2, size=25).tolist())
+    data = {"links": [link.getName() for link in robot.links()], "times": times,
+            "milestones": [klampt_config(robot, m) for m in milestones], "probes": probes,
+            "starts": times[:-1], "dt": 0.15, "split": float(rng.uniform(times[1], times[3]))}
+    path = tmp_path_factory.mktemp("robot_traj") / "data.json"
+    path.write_text(json.dumps(data))
+    ref = run_klampt(f"URDF = {R2D2!r}\nDATA = {str(path)!r}\n" + KLAMPT_PRELUDE + ROBOT_SCRIPT,
+                     path.parent)
+    return robot, RobotTrajectory(robot, times, milestones), data, ref
+
+
+def test_robot_trajectory_on_a_floating_base_with_continuous_joints_matches_klampt(
+        robot_reference):
+    from r2d2_klampt import link_poses
+    robot, traj, data, ref = robot_reference
+    assert all(isinstance(m, list) and len(m) == 15 for m in traj.milestones)
+    for t, poses in zip(data["probes"], ref["eval"]):
+        assert np.abs(np.array(link_poses(robot, traj.eval(t))) - poses).max() < 1e-12
+    assert traj.length() == pytest.approx(ref["length"], rel=1e-12)
+    disc = traj.discretize(data["dt"])
+    assert disc.times == pytest.approx(ref["discretize"][0], abs=1e-15)
+    for m, poses in zip(disc.milestones, ref["discretize"][1:]):
+        assert np.abs(np.array(link_poses(robot, m)) - poses).max() < 1e-12
+    front, back = traj.split(data["split"])
+    assert [front.times, back.times] == ref["split"][:2]
+    for m, poses in zip((front.milestones[-1], back.milestones[0]), ref["split"][2:]):
+        assert np.abs(np.array(link_poses(robot, m)) - poses).max() < 1e-12
+    head = traj.getLinkTrajectory("head")
+    assert isinstance(head, SE3Trajectory) and head.times == ref["head"][0]
+    assert np.abs(np.array(head.milestones) - ref["head"][1]).max() < 1e-12
+
+
+def test_robot_trajectory_velocity_is_the_segment_rate_in_v_layout(robot_reference):
+    """deriv has nv entries (setVelocity's layout). At a segment's start the joint rates and
+    the base's linear rate (in world axes) equal Klamp't's; inside a segment the link twists
+    equal finite differences of eval (Klamp't 0.10.1 returns the start's rate all along the
+    segment, and its floating-base Euler rates are off: see test_config_space)."""
+    from r2d2_klampt import link_poses
+    robot, traj, data, ref = robot_reference
+    by_child = {j.child: name for name, j in robot.urdf.joints.items()}
+    for t, (base_linear, joints) in zip(data["starts"], ref["deriv"]):
+        v = traj.deriv(t)
+        assert len(v) == robot.model.nv
+        robot.setConfig(traj.eval(t))
+        assert robot.link(0).getTransform()[0] @ v[0:3] == pytest.approx(base_linear, abs=1e-12)
+        for link, rate in joints.items():
+            if by_child[link] in robot.getJointNames():
+                assert v[robot.jointIndices(by_child[link])[1]] == pytest.approx(rate, abs=1e-12)
+    h = 1e-6
+    for t in data["probes"][3:-3]:
+        robot.setConfig(traj.eval(t))
+        twists = np.array([link.getJacobian() @ traj.deriv(t) for link in robot.links()])
+        p0, p1 = link_poses(robot, traj.eval(t - h)), link_poses(robot, traj.eval(t + h))
+        robot.setConfig(traj.eval(t))
+        for twist, a, b, link in zip(twists, p0, p1, robot.links()):
+            R = link.getTransform()[0]
+            w = so3.deskew(so3.mul(((b[:9] - a[:9]) / (2 * h)).tolist(), so3.inv(R.T.reshape(9).tolist())))
+            assert twist[:3] == pytest.approx(w, abs=1e-6)
+            assert twist[3:] == pytest.approx((b[9:] - a[9:]) / (2 * h), abs=1e-6)
+    assert traj.deriv(data["times"][0] - 1.0) == [0.0] * robot.model.nv
+
+
+def test_robot_trajectory_refuses_wrong_milestones(robot_reference):
+    robot = robot_reference[0]
+    with pytest.raises(ValueError, match=r"milestones\[1\] has 14 entries, expected 15"):
+        RobotTrajectory(robot, [0.0, 1.0], [robot.getConfig(), robot.getConfig()[:-1]])
+    with pytest.raises(ValueError, match="needs a RobotModel"):
+        RobotTrajectory([0.0, 1.0], [[0.0], [1.0]])
