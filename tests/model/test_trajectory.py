@@ -397,3 +397,31 @@ def test_robot_trajectory_refuses_wrong_milestones(robot_reference):
         RobotTrajectory(robot, [0.0, 1.0], [robot.getConfig(), robot.getConfig()[:-1]])
     with pytest.raises(ValueError, match="needs a RobotModel"):
         RobotTrajectory([0.0, 1.0], [[0.0], [1.0]])
+
+
+hostile_numbers = st.one_of(st.floats(-1e6, 1e6), st.sampled_from([math.nan, math.inf, -math.inf]))
+
+
+@given(st.lists(hostile_numbers, max_size=6), st.integers(1, 3), st.data())
+def test_any_input_builds_a_valid_trajectory_or_is_a_value_error(times, width, data):
+    milestones = data.draw(st.lists(st.lists(hostile_numbers, min_size=width, max_size=width + 1),
+                                    min_size=max(0, len(times) - 1), max_size=len(times) + 1))
+    valid = (len(times) == len(milestones)
+             and all(math.isfinite(x) for x in times + sum(milestones, []))
+             and all(a <= b for a, b in zip(times, times[1:]))
+             and len({len(m) for m in milestones}) <= 1)
+    if not valid:
+        with pytest.raises(ValueError):
+            Trajectory(times, milestones)
+        return
+    traj = Trajectory(times, milestones)
+    if not times:
+        return
+    traj.checkValid()
+    for t in data.draw(st.lists(st.floats(-2e6, 2e6), max_size=4)):
+        x, v = traj.eval(t), traj.deriv(t)
+        assert len(x) == len(v) == len(milestones[0])
+        assert all(math.isfinite(e) for e in x)
+        lo = [min(m[i] for m in milestones) for i in range(len(x))]
+        hi = [max(m[i] for m in milestones) for i in range(len(x))]
+        assert all(a - 1e-6 <= e <= b + 1e-6 for a, e, b in zip(lo, x, hi))
