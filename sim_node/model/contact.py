@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from sim_node.math.rotation_input import as_rotation
+
 UNIT_TOLERANCE = 1e-6   # |‖n‖ - 1| accepted for a unit normal
 
 
@@ -65,14 +67,10 @@ class ContactPoint:
         self.x, self.n, self.kFriction = x, n, k
 
     def transform(self, R, t):
-        """Move the contact by the rigid transform (R 3x3, t (3,) [m]), in place:
+        """Move the contact by the rigid transform (R 3x3 or Klamp't's column-major 9-list,
+        t (3,) [m]), in place:
         x <- R x + t, n <- R n."""
-        R = np.array(R, dtype=float)
-        if R.shape != (3, 3) or not np.all(np.isfinite(R)):
-            raise ValueError(f"ContactPoint.transform: R must be a finite 3x3 rotation matrix, "
-                             f"got shape {R.shape}")
-        if not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
-            raise ValueError("ContactPoint.transform: R is not a rotation matrix")
+        R = as_rotation(R, "ContactPoint.transform: R")
         t = _point(t, "the translation t")
         self.x, self.n = R @ self.x + t, R @ self.n
 

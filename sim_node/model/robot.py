@@ -19,6 +19,7 @@ import numpy as np
 
 from sim_node.engine.api import Data, aba, coriolis, crba, kinematics, ltdl, rnea
 from sim_node.model.builder import RobotStructure, body_mass_properties
+from sim_node.model.config_space import ConfigSpace
 from sim_node.model.settings import RobotSettings
 from sim_node.model.urdf import URDFRobot
 
@@ -325,6 +326,45 @@ class RobotModel:
 
     def getTotalMass(self) -> float:
         return kinematics.total_mass(self.model)
+
+    # -- geodesics (Klamp't's interpolate / interpolateDeriv / distance) -------------------
+    def interpolate(self, a, b, u: float) -> np.ndarray:
+        """The configuration u of the way from a to b (nq) along the configuration space's
+        geodesic (sim_node.model.config_space): joints with limits and positions linearly,
+        continuous joints the shorter way round, quaternions along the shorter rotation.
+        u = 0 gives a; u outside [0, 1] extrapolates."""
+        a, b, u = self._geodesic_args(a, b, u, "interpolate")
+        return self._config_space().interpolate(a, b, u)
+
+    def interpolateDeriv(self, a, b, u: float = 0.0) -> np.ndarray:
+        """d/du interpolate(a, b, u) at u (default: at a) as a velocity vector (nv, the layout
+        of setVelocity; free joints' rates in child axes). Klamp't gives a config-sized vector;
+        ours is the same for robots whose joints are all scalar."""
+        a, b, u = self._geodesic_args(a, b, u, "interpolateDeriv")
+        return self._config_space().interpolate_deriv(a, b, u)
+
+    def distance(self, a, b) -> float:
+        """Length of the geodesic from a to b: the L2 norm of the joint differences
+        (continuous joints' the shorter way round) and each free rotation's angle [rad]."""
+        a, b, _ = self._geodesic_args(a, b, 0.0, "distance")
+        return self._config_space().distance(a, b)
+
+    def _geodesic_args(self, a, b, u, method: str):
+        what = f"robot '{self._name}' {method}"
+        a = normalized_config(self.structure, a, f"{what}: a")
+        b = normalized_config(self.structure, b, f"{what}: b")
+        try:
+            u = float(u)
+        except (TypeError, ValueError):
+            raise ValueError(f"{what}: u must be a number, got {type(u).__name__}") from None
+        if not math.isfinite(u):
+            raise ValueError(f"{what}: u must be finite, got {u}")
+        return a, b, u
+
+    def _config_space(self) -> ConfigSpace:
+        if getattr(self, "_geodesics", None) is None:
+            self._geodesics = ConfigSpace(self.structure)
+        return self._geodesics
 
     # -- internals -------------------------------------------------------------------------
     def _frames(self):
