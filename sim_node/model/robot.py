@@ -446,6 +446,13 @@ class RobotModelLink:
         """The link's collision elements (origin in link coordinates, shape)."""
         return self._robot.urdf.links[self.getName()].collisions
 
+    def geometry(self):
+        """Klamp't's geometry(): a Geometry3D of the link's collision elements at the link's
+        current transform (a copy: changing it does not change the robot)."""
+        from sim_node.model.geometry3d import Geometry3D
+
+        return Geometry3D.of_elements(self.getCollisionGeometry(), *self.getTransform())
+
     def getVisualGeometry(self) -> tuple:
         return self._robot.urdf.links[self.getName()].visuals
 
