@@ -57,6 +57,38 @@ class WorldModel:
                                  ".urdf, .xacro or a mesh (" + ", ".join(MESH_SUFFIXES) + ")")
         return True
 
+    def loadFile(self, path) -> bool:
+        """Klamp't's loadFile: a Klamp't XML world (.xml: robots as URDF files, objects and
+        terrains as meshes; sim_node.model.klampt_xml) or anything readFile reads. Klamp't's
+        own .rob / .env / .obj object formats are refused with an error naming the file."""
+        path = Path(path)
+        if path.suffix.lower() == ".xml":
+            from sim_node.model.klampt_xml import load_klampt_world
+            load_klampt_world(self, path)
+            return True
+        from sim_node.model.klampt_xml import KLAMPT_FORMATS, is_wavefront
+        suffix = path.suffix.lower()
+        if suffix in KLAMPT_FORMATS and not (suffix == ".obj" and is_wavefront(path)):
+            raise ModelLoadError(str(path), "file", f"{KLAMPT_FORMATS[suffix]} is not read by "
+                                 "sim_node; give robots as URDF, terrains and objects as meshes")
+        return self.readFile(path)
+
+    def saveFile(self, path) -> bool:
+        """Write the world: .xml as a Klamp't XML world (sim_node.model.klampt_xml), .yaml /
+        .yml as our world file (sim_node.model.worldfile). Raises ValueError naming an entity
+        the format cannot hold, before writing anything."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".xml":
+            from sim_node.model.klampt_xml import save_klampt_world
+            save_klampt_world(self, path)
+        elif suffix in (".yaml", ".yml"):
+            from sim_node.model.worldfile import save_world_file
+            save_world_file(self, path)
+        else:
+            raise ValueError(f"saveFile: '{path}': expected a .xml (Klamp't) or .yaml world file")
+        return True
+
     def loadRobot(self, path_or_urdf, fixed_base: bool | None = None, *, name: str | None = None,
                   R=np.eye(3), t=np.zeros(3), package_dirs=None,
                   xacro_args: dict | None = None) -> RobotModel:
