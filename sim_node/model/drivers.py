@@ -2,7 +2,8 @@
 configurations and driver values.
 
 Klamp't makes one driver per actuated URDF joint; we do the same for every scalar movable joint
-(revolute, continuous, prismatic) in q order (``getJointNames()``). As in Klamp't 0.10.1:
+(revolute, continuous, prismatic), in Klamp't's order: that of their child links in Klamp't's
+link order (klampt_link_order; for a chain, q order). As in Klamp't 0.10.1:
   * a driver is named after its joint's child link (``panda_link1``, not ``panda_joint1``);
     ``RobotModel.driver(name)`` also accepts the joint's name;
   * a joint that others mimic (URDF <mimic>) gives an "affine" driver whose affected links are
@@ -37,15 +38,33 @@ class DriverSpec:
     v_index: int             # and in v
 
 
+def klampt_link_order(structure) -> list:
+    """Our link indices in the order Klamp't gives a URDF robot's links: depth first from the
+    root, the children of a link ordered by their joints' names (urdfdom keeps joints in a
+    std::map, and Klamp't's converter walks its tree)."""
+    children = {}
+    for i in range(1, len(structure.link_names)):
+        children.setdefault(structure.link_parent[i], []).append(i)
+    order, stack = [], [0]
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(sorted(children.get(i, []), key=lambda c: structure.link_joint[c],
+                            reverse=True))
+    return order
+
+
 def driver_specs(structure) -> list:
-    """The drivers of a RobotStructure, in q order."""
+    """The drivers of a RobotStructure, in Klamp't's order (module docstring)."""
     child_link = {joint: i for i, joint in enumerate(structure.link_joint) if joint}
     mimics = {}
     for joint, (master, multiplier, offset) in structure.mimic_joints.items():
         mimics.setdefault(master, []).append((joint, multiplier, offset))
     specs = []
-    for joint in structure.joint_names:
-        if structure.joint_type[joint] not in SCALAR_TYPES:
+    order = klampt_link_order(structure)
+    joints = [structure.link_joint[i] for i in order]
+    for joint in joints:
+        if joint not in structure.joint_type or structure.joint_type[joint] not in SCALAR_TYPES:
             continue
         followers = mimics.get(joint, [])
         links = (child_link[joint],) + tuple(child_link[j] for j, _, _ in followers)

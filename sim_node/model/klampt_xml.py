@@ -10,9 +10,10 @@ What is read (Klamp't 0.10.1's XmlWorld, Cpp/IO/XmlWorld.cpp), under a <world> r
 [transform]: translation (or position) "x y z"; rotateRPY "roll pitch yaw" (R = Rz Ry Rx);
 rotateMoment "rotation vector"; then rotateX / rotateY / rotateZ "angle" each pre-multiplying R,
 as Klamp't does. scale: one factor or three (local axes, before the rotation).
-A robot's `config` is Klamp't's vector "n q_0 ... q_{n-1}" over its links (the URDF links in
-our link order, after Klamp't's five virtual base links when n says so: x y z yaw pitch roll
-of the base on the first six entries); a joint link takes the value of its parent joint.
+A robot's `config` is Klamp't's vector "n q_0 ... q_{n-1}" over its links in Klamp't's order
+(klampt_link_order: depth first, children by joint name, as urdfdom's map gives them), after
+Klamp't's five virtual base links when n says so (x y z yaw pitch roll of the base on the first
+six entries); a joint link takes the value of its parent joint.
 A rigid object without inertia (or with automass) gets the inertia of its geometry filled
 uniformly with its mass (default 1 kg). Relative paths are relative to the world file; URLs
 are refused (Klamp't downloads them).
@@ -38,6 +39,7 @@ from transforms3d.quaternions import mat2quat
 
 from sim_node.model import geometry as geo
 from sim_node.model.bodies import RigidObjectModel, TerrainModel, geometry_mass
+from sim_node.model.drivers import klampt_link_order
 from sim_node.model.errors import ModelLoadError, WorldFileError
 from sim_node.model.robot import Mass
 from sim_node.model.settings import BodySettings
@@ -319,10 +321,10 @@ def config_from_klampt(robot, values) -> np.ndarray:
         raise ValueError(f"robot '{robot.getName()}' has {nlinks} links: a Klamp't config has "
                          f"{nlinks} (fixed base) or {nlinks + KLAMPT_BASE_LINKS} entries, got "
                          f"{len(values)}")
-    for i in range(1, nlinks):
+    for k, i in enumerate(klampt_link_order(robot.structure)):
         joint = st.link_joint[i]
         if joint in st.joint_type and st.joint_nq[joint] == 1:
-            q[st.joint_q_index[joint]] = links[i]
+            q[st.joint_q_index[joint]] = links[k]
     return q
 
 
@@ -334,13 +336,13 @@ def config_to_klampt(robot) -> list:
     q = robot.getConfig()
     links = np.zeros(robot.numLinks())
     mimic = st.mimic_joints
-    for i in range(1, robot.numLinks()):
+    for k, i in enumerate(klampt_link_order(robot.structure)):
         joint = st.link_joint[i]
         if joint in st.joint_type and st.joint_nq[joint] == 1:
-            links[i] = q[st.joint_q_index[joint]]
+            links[k] = q[st.joint_q_index[joint]]
         elif joint in mimic:
             master, multiplier, offset = mimic[joint]
-            links[i] = multiplier * q[st.joint_q_index[master]] + offset
+            links[k] = multiplier * q[st.joint_q_index[master]] + offset
     values = [0.0] * KLAMPT_BASE_LINKS + links.tolist()
     return [len(values)] + values
 

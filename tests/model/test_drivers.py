@@ -102,10 +102,14 @@ def test_romeo_drivers_match_klampt_where_klampt_reads_the_mimics(tmp_path):
     # ("Couldn't load mimic joint" otherwise) and leaves the others as independent drivers; we
     # attach every follower. Everything else must agree.
     urdf = _erd_urdf("romeo_description", "urdf", "romeo.urdf")
-    reference = {d["name"]: d for d in run_klampt(f"URDF = {urdf!r}\n" + KLAMPT_DRIVERS,
-                                                  tmp_path)}
+    listed = run_klampt(f"URDF = {urdf!r}\n" + KLAMPT_DRIVERS, tmp_path)
+    reference = {d["name"]: d for d in listed}
     robot = _load(urdf)
     ours = {d["name"]: d for d in _ours(robot)}
+    # Klamp't's order (its link order: depth first, children by joint name), not q order
+    assert list(ours) == [d["name"] for d in listed if d["name"] in ours]
+    qi, _ = robot.getDriverIndices()
+    assert list(qi) != sorted(qi)
     followers = {robot.link(k).getName() for d in robot.getDrivers()
                  for k in d.getAffectedLinks()[1:]}
     assert set(ours) <= set(reference)

@@ -47,6 +47,7 @@ def _world_xml(tmp_path):
   <display background="0 0 1 1"/>
   <robot name="arm" file="{_data('kuka_iiwa', 'model.urdf')}" translation="1 2 3"
          rotateRPY="0.1 0.2 0.3" config="13 0 0 0 0 0 0 0.5 0.1 0 -0.4 0 0 0.2"/>
+  <robot name="panda" file="{_data('franka_panda', 'panda.urdf')}" rotateZ="0.4"/>
   <rigidObject name="link" position="0.5 0 1" rotateZ="0.5">
     <geometry mesh="{_data('kuka_iiwa', 'meshes', 'link_2.stl')}" scale="2"/>
     <physics mass="3" automass="1"/>
@@ -77,13 +78,13 @@ def _ours_state(world):
     return out
 
 
-def _compare(ours, theirs):
+def _compare(ours, theirs, atol=1e-9):
     assert set(ours["robots"]) == set(theirs["robots"])
     for name, links in ours["robots"].items():
         for link, (R, t) in links.items():
             R_k, t_k = theirs["robots"][name][link]
-            np.testing.assert_allclose(R, np.reshape(R_k, (3, 3)).T, atol=1e-9, err_msg=link)
-            np.testing.assert_allclose(t, t_k, atol=1e-9, err_msg=link)
+            np.testing.assert_allclose(R, np.reshape(R_k, (3, 3)).T, atol=atol, err_msg=link)
+            np.testing.assert_allclose(t, t_k, atol=atol, err_msg=link)
     assert set(ours["objects"]) == set(theirs["objects"])
     for name, (R, t, m, com, lo, hi) in ours["objects"].items():
         R_k, t_k, m_k, com_k, lo_k, hi_k = theirs["objects"][name]
@@ -119,12 +120,78 @@ def test_a_klampt_world_file_loads_with_klampts_placements(tmp_path):
     assert world.rigidObject("link").getMass().getMass() == 3.0
 
 
+def test_configs_of_branching_and_floating_robots_read_as_klampt(tmp_path):
+    # romeo (example-robot-data: branching, 82 links, mimic hands) and panda (floating base
+    # here and in Klamp't): Klamp't sets random driver values and base coordinates, and the
+    # config it reports, written into a world file, gives us its link placements
+    import importlib.metadata
+    from pathlib import Path
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("example-robot-data is not installed")
+    romeo = str(Path(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))
+                / "romeo_description" / "urdf" / "romeo.urdf")
+    panda = _data("franka_panda", "panda.urdf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours_romeo = sim_node.WorldModel().loadRobot(romeo)
+    # our mimic followers: Klamp't leaves some as free drivers; give them the mimic values
+    followers = {}
+    for d in ours_romeo.getDrivers():
+        links = [ours_romeo.link(k).getName() for k in d.getAffectedLinks()]
+        for link, scale, offset in list(zip(links, *d.getAffineCoeffs()))[1:]:
+            followers[link] = (links[0], scale, offset)
+    plain = tmp_path / "plain.xml"
+    plain.write_text(f'<world><robot name="romeo" file="{romeo}" translation="0.1 0.2 0.9"/>'
+                     f'<robot name="panda" file="{panda}" rotateZ="0.4"/></world>')
+    theirs = run_klampt(f"""
+import random
+random.seed(5)
+WORLD = {str(plain)!r}
+FOLLOWERS = {followers!r}
+w = WorldModel(); assert w.loadFile(WORLD)
+configs = {{}}
+for r in (w.robot(0), w.robot(1)):
+    for i in range(r.numDrivers()):
+        d = r.driver(i)
+        lo, hi = d.getLimits()
+        if d.getName() not in FOLLOWERS:
+            d.setValue(random.uniform(max(lo, -2), min(hi, 2)))
+    q = r.getConfig()
+    for link, (master, scale, offset) in FOLLOWERS.items():
+        if r.getName() == "romeo":
+            q[r.link(link).getIndex()] = scale * q[r.link(master).getIndex()] + offset
+    q[:6] = [random.uniform(-1, 1) for _ in range(6)]
+    r.setConfig(q)
+    configs[r.getName()] = [len(q)] + q
+""" + KLAMPT_STATE.replace("w = WorldModel()\nassert w.loadFile(WORLD)\n", "")
+                        .replace("emit(out)", "out['configs'] = configs\nemit(out)"), tmp_path)
+    configured = tmp_path / "configured.xml"
+    c = {k: " ".join([str(v[0])] + [repr(x) for x in v[1:]]) for k, v in theirs["configs"].items()}
+    configured.write_text(
+        f'<world><robot name="romeo" file="{romeo}" translation="0.1 0.2 0.9" '
+        f'config="{c["romeo"]}"/><robot name="panda" file="{panda}" rotateZ="0.4" '
+        f'config="{c["panda"]}"/></world>')
+    world = _load(configured)
+    assert world.robot("romeo").isFloatingBase() and world.robot("panda").isFloatingBase()
+    # (romeo's hand axes are unit to 2e-7 only, "0.121869 -0.992546 -4.37114e-08": Klamp't and
+    # we normalise them differently, 1e-7 apart)
+    _compare(_ours_state(world), theirs, atol=1e-6)
+
+
 def test_our_saved_world_loads_in_klampt_with_the_same_placements(tmp_path):
     world = _load(_world_xml(tmp_path))
     q = world.robot("arm").getConfig()
     q[2] = 1.1
     world.robot("arm").setConfig(q)
     world.rigidObject("link").setTransform(np.eye(3), [4, 5, 6])
+    panda = world.robot("panda")        # floating: a base pose and joint values of its own
+    qp = panda.getConfig()
+    qp[:7] = [0.3, -0.2, 0.5, 0.1, 0.2, 0.3, 0.9]
+    qi, _ = panda.getDriverIndices()
+    qp[qi] = [0.1, -0.3, 0.2, -1.5, 0.4, 1.2, 0.5, 0.02]
+    panda.setConfig(qp)
     saved = tmp_path / "saved" / "ours.xml"
     saved.parent.mkdir()
     assert world.saveFile(saved)
@@ -134,6 +201,7 @@ def test_our_saved_world_loads_in_klampt_with_the_same_placements(tmp_path):
     again = _load(saved)
     _compare(_ours_state(again), _as_klampt(_ours_state(world)))
     np.testing.assert_allclose(again.robot("arm").getConfig(), q, atol=1e-12)
+    np.testing.assert_allclose(again.robot("panda").getConfig(), panda.getConfig(), atol=1e-12)
 
 
 def _as_klampt(state):
