@@ -254,7 +254,8 @@ class Geometry3D:
             kind = "Heightmap"
         else:
             kind = "Primitive"
-        self._kind, self._elements, self._children, self._primitive = kind, tuple(elements), [], None
+        self._kind, self._elements = kind, tuple(elements)
+        self._children, self._primitive = [], None
 
     def leaf_elements(self) -> list:
         """[(element index, GeometryElement in this geometry's frame)]: the shapes, a group's

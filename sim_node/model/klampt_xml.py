@@ -10,13 +10,13 @@ What is read (Klamp't 0.10.1's XmlWorld, Cpp/IO/XmlWorld.cpp), under a <world> r
 [transform]: translation (or position) "x y z"; rotateRPY "roll pitch yaw" (R = Rz Ry Rx);
 rotateMoment "rotation vector"; then rotateX / rotateY / rotateZ "angle" each pre-multiplying R,
 as Klamp't does. scale: one factor or three (local axes, before the rotation).
+Files are relative to the world file, absolute, or package:// URIs (searched as for URDFs).
 A robot's `config` is Klamp't's vector "n q_0 ... q_{n-1}" over its links in Klamp't's order
 (klampt_link_order: depth first, children by joint name, as urdfdom's map gives them), after
 Klamp't's five virtual base links when n says so (x y z yaw pitch roll of the base on the first
 six entries); a joint link takes the value of its parent joint.
 A rigid object without inertia (or with automass) gets the inertia of its geometry filled
-uniformly with its mass (default 1 kg). Relative paths are relative to the world file; URLs
-are refused (Klamp't downloads them).
+uniformly with its mass (default 1 kg). Other URLs are refused (Klamp't downloads them).
 
 What is written: robots by their URDF file (absolute path) with translation / rotateRPY of their
 root link and their config; rigid objects and terrains of one mesh with identity origin (or a
@@ -41,6 +41,7 @@ from sim_node.model import geometry as geo
 from sim_node.model.bodies import RigidObjectModel, TerrainModel, geometry_mass
 from sim_node.model.drivers import klampt_link_order
 from sim_node.model.errors import ModelLoadError, WorldFileError
+from sim_node.model.packages import PackageSearch
 from sim_node.model.robot import Mass
 from sim_node.model.settings import BodySettings
 from sim_node.model.surface import SurfaceParameters
@@ -83,11 +84,22 @@ class _Reader:
         if text is None or not text.strip():
             raise self.error(el, f"<{el.tag}>", f"missing attribute '{attr}' (the {what} file)")
         text = text.strip()
-        if "://" in text:
+        if text.startswith("file://"):
+            text = text[len("file://"):]
+        if text.startswith("package://"):
+            package, _, rest = text[len("package://"):].lstrip("/").partition("/")
+            p, searched = PackageSearch(None, self.path.parent).resolve(package, rest)
+            if p is None:
+                raise self.error(el, f"<{el.tag}> {attr}", f"file not found: {_short(text)}; "
+                                 "looked in: " + "; ".join(searched))
+        elif "://" in text:
             raise self.error(el, f"<{el.tag}> {attr}", f"'{_short(text)}': URLs are not "
-                             "read; give a file path (relative to the world file or absolute)")
-        p = Path(text).expanduser()
-        p = p if p.is_absolute() else self.path.parent / p
+                             "read; give a file path (relative to the world file or absolute) "
+                             "or a package:// URI")
+        else:
+            p = Path(text).expanduser()
+            p = p if p.is_absolute() else self.path.parent / p
+        p = Path(p)
         suffix = p.suffix.lower()
         if suffix in KLAMPT_FORMATS and not (suffix == ".obj" and is_wavefront(p)):
             raise self.error(el, f"<{el.tag}> {attr}", f"'{text}' is in {KLAMPT_FORMATS[suffix]}, "

@@ -18,7 +18,9 @@ from sim_node.model.robot import Mass, RobotModel
 from sim_node.model.bodies import RigidObjectModel, TerrainModel, geometry_mass, rigid_transform
 from sim_node.model.settings import BodySettings, SimulationParameters
 from sim_node.model.urdf import GeometryElement, Origin, URDFRobot, parse_urdf
-from sim_node.model.worldfile import load_world_file
+from sim_node.model.klampt_xml import (KLAMPT_FORMATS, is_wavefront, load_klampt_world,
+                                      save_klampt_world)
+from sim_node.model.worldfile import load_world_file, save_world_file
 from sim_node.model.xacro_files import is_xacro
 
 # (re-exported: their home was this module)
@@ -63,10 +65,8 @@ class WorldModel:
         own .rob / .env / .obj object formats are refused with an error naming the file."""
         path = Path(path)
         if path.suffix.lower() == ".xml":
-            from sim_node.model.klampt_xml import load_klampt_world
             load_klampt_world(self, path)
             return True
-        from sim_node.model.klampt_xml import KLAMPT_FORMATS, is_wavefront
         suffix = path.suffix.lower()
         if suffix in KLAMPT_FORMATS and not (suffix == ".obj" and is_wavefront(path)):
             raise ModelLoadError(str(path), "file", f"{KLAMPT_FORMATS[suffix]} is not read by "
@@ -80,10 +80,8 @@ class WorldModel:
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix == ".xml":
-            from sim_node.model.klampt_xml import save_klampt_world
             save_klampt_world(self, path)
         elif suffix in (".yaml", ".yml"):
-            from sim_node.model.worldfile import save_world_file
             save_world_file(self, path)
         else:
             raise ValueError(f"saveFile: '{path}': expected a .xml (Klamp't) or .yaml world file")

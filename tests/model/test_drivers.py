@@ -40,7 +40,8 @@ def _erd_urdf(*parts) -> str:
         dist = importlib.metadata.distribution("example-robot-data")
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("example-robot-data is not installed")
-    return str(Path(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")).joinpath(*parts))
+    robots = Path(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))
+    return str(robots.joinpath(*parts))
 
 
 def _load(urdf):

@@ -2,7 +2,6 @@
 the same link, object and terrain placements; our saved .xml loads in Klamp't likewise; worlds
 Klamp't saves in its own formats are refused by name; YAML and XML round trips; hostile files
 fail with a WorldFileError and leave the world unchanged."""
-import math
 import os
 import warnings
 
@@ -62,7 +61,6 @@ def _world_xml(tmp_path):
 
 
 def _ours_state(world):
-    from sim_node.model.geometry3d import Geometry3D
     out = {"robots": {}, "objects": {}, "terrains": {}}
     for i in range(world.numRobots()):
         r = world.robot(i)
@@ -320,3 +318,18 @@ def test_fuzzed_world_files_load_or_raise_world_file_errors(tmp_path, data):
         world.loadFile(path)
     except WorldFileError:
         assert world.numRobots() == world.numTerrains() == world.numRigidObjects() == 0
+
+
+def test_package_uris_resolve_as_for_urdfs_and_missing_ones_list_the_places(tmp_path):
+    package = tmp_path / "my_robot"
+    package.mkdir()
+    (package / "package.xml").write_text("<package><name>my_robot</name></package>")
+    from klampt_reference import ARM_URDF
+    (package / "arm.urdf").write_text(ARM_URDF)
+    path = tmp_path / "w.xml"
+    path.write_text('<world><robot name="a" file="package://my_robot/arm.urdf"/></world>')
+    world = _load(path)
+    assert world.robot("a").urdf.source.endswith("arm.urdf")
+    path.write_text('<world><robot name="a" file="package://nowhere_pkg/arm.urdf"/></world>')
+    with pytest.raises(WorldFileError, match="file not found: package://nowhere_pkg.*looked in"):
+        sim_node.WorldModel().loadFile(path)
