@@ -114,6 +114,12 @@ class Expression:
         """The names the expression reads or calls."""
         return {n.id for n in ast.walk(self._tree) if isinstance(n, ast.Name)}
 
+    def constantArguments(self, functions) -> list:
+        """The constant first arguments of calls to the named functions (e.g. link names)."""
+        return [node.args[0].value for node in ast.walk(self._tree)
+                if isinstance(node, ast.Call) and node.func.id in functions and node.args
+                and isinstance(node.args[0], ast.Constant)]
+
     def __call__(self, values: dict):
         """Value of the expression with names bound to ``values`` (name -> number/array);
         a float, a bool or an ndarray. Raises ExpressionError on an evaluation error."""

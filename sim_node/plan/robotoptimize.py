@@ -321,10 +321,12 @@ class RobotOptimizationProblem:
                 try:
                     joint = robot.link(dof).getParentJoint()
                 except KeyError:
-                    joint = None
-            if joint not in robot.getJointNames():
-                raise ValueError(f"active DOF {dof!r}: robot '{robot.getName()}' has no movable "
-                                 f"joint or link of that name; joints: {robot.getJointNames()}")
+                    raise ValueError(f"active DOF {dof!r}: robot '{robot.getName()}' has no "
+                                     f"movable joint or link of that name; joints: "
+                                     f"{robot.getJointNames()}") from None
+                if joint not in robot.getJointNames():
+                    raise ValueError(f"active DOF {dof!r}: the link hangs on joint {joint!r}, "
+                                     f"which does not move; joints: {robot.getJointNames()}")
             nq, nv = robot.jointSize(joint)
             if (nq, nv) != (1, 1):
                 raise ValueError(f"active DOF {dof!r}: joint '{joint}' has {nq} coordinates; "
@@ -499,7 +501,12 @@ class RobotOptimizationProblem:
     def _expression(self, text) -> Expression:
         names = ["q"] + [n for kv in self.managedVariables.values()
                          for n in kv.expressionNames()]
-        return Expression(text, names, self._robot_functions())
+        expression = Expression(text, names, self._robot_functions())
+        for link in expression.constantArguments(("link_position", "link_rotation")):
+            if isinstance(link, str) and link not in [l.getName() for l in self.robot.links()]:
+                raise ExpressionError(f"expression {text!r}: robot '{self.robot.getName()}' "
+                                      f"has no link {link!r}")
+        return expression
 
     def _robot_functions(self) -> dict:
         robot = self.robot
@@ -640,7 +647,8 @@ class RobotOptimizationProblem:
     def _call(self, objective, q):
         """Value of a non-IK objective at q with the managed variables' bound values."""
         if isinstance(objective.expr, Expression):
-            self.robot.setConfig(q)
+            if objective.expr.identifiers & _ROBOT_FUNCTIONS:
+                self.robot.setConfig(q)
             values = {"q": q}
             for kv in self.managedVariables.values():
                 values.update(kv.expressionValues(kv._params))
@@ -907,8 +915,8 @@ class RobotOptimizationProblem:
             self.managedVariables[name]._params = params
 
 
-_RESERVED = frozenset({"link_position", "link_rotation", "com"}) | frozenset(FUNCTIONS) \
-    | frozenset(CONSTANTS)
+_ROBOT_FUNCTIONS = frozenset({"link_position", "link_rotation", "com"})
+_RESERVED = _ROBOT_FUNCTIONS | frozenset(FUNCTIONS) | frozenset(CONSTANTS)
 
 
 class _Layout:

@@ -116,9 +116,19 @@ def test_klampt_writes_the_same_object(tmp_path):
         from klampt.model import ik
         from klampt.io import loader
         w = WorldModel(); w.loadElement(ARM); robot = w.robot(0)
-        o = ik.objective(robot.link(1), local=[0.1, 0, 0], world=[0.3, 0.2, 0.6])
-        emit(loader.to_json(o, 'IKObjective'))
+        from klampt.math import so3
+        point = ik.objective(robot.link(1), local=[0.1, 0, 0], world=[0.3, 0.2, 0.6])
+        pose = ik.objective(robot.link(1), R=so3.from_moment([0.1, 0.2, 0.3]), t=[0.3, 0.2, 0.6])
+        emit([loader.to_json(point, 'IKObjective'), loader.to_json(pose, 'IKObjective')])
     """, tmp_path)
     robot = sim_node.WorldModel().loadRobot(str(tmp_path / "arm.urdf"), fixed_base=True)
-    obj = ik.objective(robot.link(1), local=[0.1, 0, 0], world=[0.3, 0.2, 0.6])
-    assert to_json(obj) == out
+    point = ik.objective(robot.link(1), local=[0.1, 0, 0], world=[0.3, 0.2, 0.6])
+    assert to_json(point) == out[0]
+    R9 = Rotation.from_rotvec([0.1, 0.2, 0.3]).as_matrix().T.reshape(9).tolist()  # Klamp't's
+    pose = to_json(ik.objective(robot.link(1), R=R9, t=[0.3, 0.2, 0.6]))
+    assert pose.keys() == out[1].keys()
+    for key in pose:
+        if isinstance(pose[key], list):
+            np.testing.assert_allclose(pose[key], out[1][key], atol=1e-12)
+        else:
+            assert pose[key] == out[1][key]

@@ -270,6 +270,21 @@ def test_inactive_dofs_stay_at_the_seed_exactly():
     assert problem.activeDofs == [1, 3, 6]
 
 
+def test_a_floating_base_stays_at_the_seed_and_the_joints_move():
+    robot = sim_node.WorldModel().loadRobot(PLANAR_URDF, fixed_base=False)
+    seed = robot.getConfig()
+    seed[:7] = [0.1, 0.2, 0.3, 0.0, 0.0, 0.38941834, 0.92106099]   # base pose (xyz, xyzw)
+    robot.setConfig(seed)
+    seed = robot.getConfig()                              # the quaternion as the robot keeps it
+    problem = RobotOptimizationProblem(robot)
+    problem.addCost("norm(q[7:] - [0.5, -4.0])**2")
+    q = problem.solve(params())
+    np.testing.assert_array_equal(q[:7], seed[:7])
+    np.testing.assert_allclose(q[7:], [0.5, -3.0], atol=1e-6)
+    with pytest.raises(ValueError, match=r"not an optimisable q index.*\[7, 8\]"):
+        problem.setActiveDofs([3])
+
+
 def test_disabled_joint_limits_let_the_target_through():
     robot = kuka()
     target = np.array([0.3, 2.5, -0.4, -2.6, 1.0, 3.0, -0.2])
@@ -428,6 +443,10 @@ def test_hostile_arguments_are_refused_with_clear_errors():
         problem.addEquality("q[0]", weight=float("inf"))
     with pytest.raises(ExpressionError, match="unknown name 'x'"):
         problem.addCost("x**2")
+    with pytest.raises(ExpressionError, match="robot 'planar2' has no link 'hand'"):
+        problem.addCost("link_position('hand')[0]")
+    with pytest.raises(ValueError, match="hangs on joint 'jtip', which does not move"):
+        problem.setActiveDofs(["tip"])
     with pytest.raises(ValueError, match="numIters: an integer"):
         problem.solve(OptimizerParams(numIters=0))
     with pytest.raises(ValueError, match="tol: a finite number > 0"):
