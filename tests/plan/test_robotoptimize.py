@@ -91,6 +91,21 @@ def test_nearest_config_within_limits_is_the_clipped_target(form):
     np.testing.assert_array_equal(robot.getConfig(), q)      # the robot is left at the solution
 
 
+@settings(max_examples=40, deadline=None)
+@given(bounds=st.lists(st.tuples(st.floats(-3, 3), st.floats(0.01, 3)), min_size=2, max_size=2),
+       target=st.lists(st.floats(-5, 5), min_size=2, max_size=2))
+def test_nearest_config_is_the_clipped_target_for_any_limits(bounds, target):
+    robot = planar_arm()
+    lo = np.array([b[0] for b in bounds])
+    hi = lo + [b[1] for b in bounds]
+    problem = RobotOptimizationProblem(robot)
+    problem.setJointLimits(lo, hi)
+    problem.addCost(lambda q: float((q - target) @ (q - target)),
+                    grad=lambda q: 2 * (q - np.array(target)))
+    robot.setConfig([0.0, 0.0])
+    np.testing.assert_allclose(problem.solve(params()), np.clip(target, lo, hi), atol=1e-6)
+
+
 def test_nearest_config_under_a_linear_inequality_is_the_half_space_projection():
     robot = kuka()
     target = np.array([1.0, 0.8, 0, 0, 0, 0, 0])
