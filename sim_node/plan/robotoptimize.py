@@ -407,6 +407,36 @@ class RobotOptimizationProblem:
             active = "" if self.activeDofs is None else f" or {len(self.activeDofs)} (active)"
             raise ValueError(f"setJointLimits: {lo.size} values; {nq} (nq){active} expected")
 
+    def setBounds(self, var, xmin=None, xmax=None):
+        """Bounds of 'q' (the joint limits: setJointLimits, or none when both are None) or of
+        a Config / Vector Klamp't variable (None, None: unbounded)."""
+        if var == "q":
+            if xmin is None and xmax is None:
+                self.disableJointLimits()
+            else:
+                self.setJointLimits(xmin, xmax)
+            return
+        kv = self.managedVariables.get(var)
+        if kv is None or kv.type not in ("Config", "Vector"):
+            raise ValueError(f"setBounds: {var!r} is not 'q' or a Config / Vector variable; "
+                             f"variables: {sorted(self.managedVariables)}")
+        block = kv.blocks[0]
+        if xmin is None and xmax is None:
+            block.lower = block.upper = None
+            return
+        lo = _finite_or_inf(xmin, block.size, f"setBounds {var!r} xmin", -math.inf)
+        hi = _finite_or_inf(xmax, block.size, f"setBounds {var!r} xmax", math.inf)
+        if (lo > hi).any():
+            raise ValueError(f"setBounds {var!r}: xmin > xmax at {np.flatnonzero(lo > hi)}")
+        block.lower, block.upper = lo, hi
+
+    def addUserData(self, name, fn):
+        """Klamp't's auto-loaded user data (files read by klampt.io.loader) is not
+        supported: pass data to callables directly, or write it into an expression."""
+        raise NotImplementedError("addUserData: auto-loaded user data files are not supported "
+                                  "(give the data to a callable, or as numbers in an "
+                                  "expression)")
+
     def getJointLimits(self):
         """(qmin, qmax) in use, or None when disabled."""
         return None if self._limits is None else (self._limits[0].copy(),
@@ -678,18 +708,21 @@ class RobotOptimizationProblem:
             return np.asarray(solver.getResidual(), dtype=float).reshape(-1)
         return _vector(self._call(objective, q), objective)
 
-    def equalityResidual(self, q=None, soft=False) -> np.ndarray:
-        """The stacked hard (and soft, if soft) equality and IK residuals at q."""
+    def equalityResidual(self, soft=True, q=None) -> np.ndarray:
+        """The stacked hard (and soft, if soft) equality and IK residuals at q (default: the
+        robot's configuration), unweighted."""
         q = self.robot.getConfig() if q is None else _finite_vector(q, self._nq(), "q")
         parts = [self._residual(o, q) for o in self.objectives
                  if o.type == "eq" and (soft or not o.soft)]
         return np.concatenate(parts) if parts else np.zeros(0)
 
-    def feasibilityTestsPass(self, q=None) -> bool:
+    def feasibilityTestsPass(self, soft=False, q=None) -> bool:
+        """True if the feasibility tests pass at q (soft: Klamp't's argument; there are no
+        soft feasibility tests here)."""
         q = self.robot.getConfig() if q is None else _finite_vector(q, self._nq(), "q")
         return all(bool(np.all(self._call(o, q))) for o in self.objectives if o.type == "feas")
 
-    def isFeasible(self, q=None, eqTol=1e-3) -> bool:
+    def isFeasible(self, eqTol=1e-3, q=None) -> bool:
         """q within the joint limits, hard equalities within eqTol, hard inequalities <= eqTol,
         and the feasibility tests pass."""
         q = self.robot.getConfig() if q is None else _finite_vector(q, self._nq(), "q")
@@ -702,7 +735,7 @@ class RobotOptimizationProblem:
                 return False
             if o.type == "ineq" and self._residual(o, q).max(initial=-math.inf) > eqTol:
                 return False
-        return self.feasibilityTestsPass(q)
+        return self.feasibilityTestsPass(q=q)
 
     # -- JSON -------------------------------------------------------------------------------
     def toJson(self, saveContextFunctions=False, prettyPrintExprs=False) -> dict:
@@ -1211,6 +1244,16 @@ def _finite_vector(x, n, what) -> np.ndarray:
         raise ValueError(f"{what}: {n} values are required, got {arr.size}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{what}: contains NaN or infinity")
+    return arr
+
+
+def _finite_or_inf(x, n, what, default) -> np.ndarray:
+    """n bounds (None: all ``default``); NaN refused, infinities kept."""
+    if x is None:
+        return np.full(n, default)
+    arr = np.array(x, dtype=float).reshape(-1)
+    if arr.size != n or np.isnan(arr).any():
+        raise ValueError(f"{what}: {n} numbers (no NaN) are required")
     return arr
 
 

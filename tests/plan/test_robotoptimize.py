@@ -300,6 +300,23 @@ def test_a_floating_base_stays_at_the_seed_and_the_joints_move():
         problem.setActiveDofs([3])
 
 
+def test_bounds_of_a_vector_variable_clip_its_optimum():
+    problem = RobotOptimizationProblem(planar_arm())
+    v = problem.addKlamptVar("v", "Vector", [0.0, 0.0, 0.0])
+    problem.setBounds("v", [-1, -1, 0.5], [1, 0.2, 1])
+    problem.addCost("norm(v - [2, 0, 0])**2")
+    problem.setActiveDofs([])
+    assert problem.solve(params()) is not None
+    np.testing.assert_allclose(v.getValue(), [1, 0, 0.5], atol=1e-6)
+    assert problem.isFeasible() and problem.equalityResidual().size == 0
+    with pytest.raises(ValueError, match="not 'q' or a Config / Vector variable"):
+        problem.setBounds("w", [0], [1])
+    with pytest.raises(ValueError, match=r"xmin > xmax at \[0\]"):
+        problem.setBounds("v", [2, 0, 0], [1, 1, 1])
+    with pytest.raises(NotImplementedError, match="user data files are not supported"):
+        problem.addUserData("obstacles", "obstacles.json")
+
+
 def test_disabled_joint_limits_let_the_target_through():
     robot = kuka()
     target = np.array([0.3, 2.5, -0.4, -2.6, 1.0, 3.0, -0.2])
