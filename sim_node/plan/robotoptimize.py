@@ -299,12 +299,16 @@ class RobotOptimizationProblem:
         """q indices that are plain coordinates (joints with nq == nv): the optimisable
         entries; quaternion-parameterised joints (floating base, spherical, floating) are
         held at the seed."""
-        out = []
+        return list(self._q_to_v())
+
+    def _q_to_v(self) -> dict:
+        """q index -> v index of every plain coordinate (IKSolver's DOFs index v)."""
+        out = {}
         for name in self.robot.getJointNames():
             nq, nv = self.robot.jointSize(name)
             if nq == nv:
-                start = self.robot.jointIndices(name)[0]
-                out.extend(range(start, start + nq))
+                q_start, v_start = self.robot.jointIndices(name)
+                out.update({q_start + i: v_start + i for i in range(nq)})
         return out
 
     def _dof_index(self, dof) -> int:
@@ -456,6 +460,10 @@ class RobotOptimizationProblem:
         if not isinstance(obj, ik.IKObjective):
             raise ValueError(f"addIKObjective: an ik.IKObjective is required, got "
                              f"{type(obj).__name__}")
+        owner = getattr(obj, "robot", None)
+        if owner is not None and owner is not self.robot:
+            raise ValueError(f"addIKObjective: the objective is on robot '{owner.getName()}', "
+                             f"the problem on '{self.robot.getName()}'")
         n = self.robot.numLinks()
         if not (0 <= obj.link() < n and -1 <= obj.destLink() < n):
             raise ValueError(f"addIKObjective: links {obj.link()} -> {obj.destLink()} are not "
@@ -989,12 +997,15 @@ class _Layout:
         self.soft_solvers = {id(o): self._ik_solver([o]) for o in self.soft if o.isIK}
 
     def _ik_solver(self, objectives):
+        if not self.active:
+            raise ValueError("solve: IK objectives need at least one active DOF (the active "
+                             "DOF list is empty)")
         solver = ik.IKSolver(self.problem.robot)
         for o in objectives:
             solver.add(o.expr)
-        solver.setActiveDofs(self.active)
-        if self.problem._limits is not None:
-            solver.setJointLimits(*self.problem._limits)
+        q_to_v = self.problem._q_to_v()
+        solver.setActiveDofs([q_to_v[i] for i in self.active])   # columns = d/dq[active]
+        solver.setJointLimits(*(self.problem._limits or ([], [])))  # [] []: none
         return solver
 
     # x <-> state
