@@ -17,7 +17,7 @@ Klamp't's; DESIGN.md's (x, y, z, w) order belongs to the simulator's own API.
 """
 from __future__ import annotations
 
-import warnings
+import math
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -60,10 +60,20 @@ def encode(encoding, R) -> np.ndarray:
         x, y, z, w = Rotation.from_matrix(M).as_quat()
         return np.array([w, x, y, z])
     if encoding == "rpy":
-        with warnings.catch_warnings():    # gimbal lock: scipy picks yaw 0, still exact
-            warnings.simplefilter("ignore", UserWarning)
-            return Rotation.from_matrix(M).as_euler("xyz")  # extrinsic x, y, z: R = Rz Ry Rx
+        return _rpy(M)
     return np.array(as_klampt(M))
+
+
+def _rpy(M) -> np.ndarray:
+    """(roll, pitch, yaw) with M = Rz(yaw) Ry(pitch) Rx(roll), pitch in [-pi/2, pi/2]. All
+    by atan2, so exact near the gimbal lock too (scipy's as_euler loses 1e-8 there); at the
+    lock itself (cos pitch = 0) yaw is 0 and roll carries the rotation about the axis."""
+    cos_pitch = math.hypot(M[0, 0], M[1, 0])
+    pitch = math.atan2(-M[2, 0], cos_pitch)
+    if cos_pitch > 1e-12:
+        return np.array([math.atan2(M[2, 1], M[2, 2]), pitch, math.atan2(M[1, 0], M[0, 0])])
+    # M = Ry(pitch) Rx(roll): M[1, 1] = cos roll, M[1, 2] = -sin roll
+    return np.array([math.atan2(-M[1, 2], M[1, 1]), pitch, 0.0])
 
 
 def decode_matrix(encoding, p) -> np.ndarray:

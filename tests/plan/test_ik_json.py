@@ -8,10 +8,8 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import sim_node
-
-# sim_node.model.ik comes from the ik branch (issue 13's contract); until it is merged, skip
-ik = pytest.importorskip("sim_node.model.ik", reason="sim_node.model.ik not merged yet")
-from sim_node.plan.ik_json import JSONError, from_json, to_json  # noqa: E402
+from sim_node.model import ik
+from sim_node.plan.ik_json import JSONError, from_json, to_json
 
 ARM = """<robot name="arm3">
   <link name="base"/>

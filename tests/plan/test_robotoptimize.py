@@ -12,23 +12,21 @@ import json
 import math
 
 import numpy as np
+import pybullet
+import pybullet_data
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sim_node
-
-# sim_node.model.ik comes from the ik branch (issue 13's contract); until it is merged, skip
-ik = pytest.importorskip("sim_node.model.ik", reason="sim_node.model.ik not merged yet")
-from sim_node.plan.expression import ExpressionError  # noqa: E402
-from sim_node.plan.ik_json import JSONError  # noqa: E402
-from sim_node.plan.robotoptimize import (KlamptVariable, OptimizerParams,  # noqa: E402
+from sim_node.model import ik
+from sim_node.plan.expression import ExpressionError
+from sim_node.plan.ik_json import JSONError
+from sim_node.plan.robotoptimize import (KlamptVariable, OptimizerParams,
                                          RobotOptimizationProblem)
 
-pybullet = pytest.importorskip("pybullet")
 # pybullet_data's kuka_iiwa has a massless link with inertia (repaired with a URDFWarning)
 pytestmark = pytest.mark.filterwarnings("ignore::sim_node.model.errors.URDFWarning")
-pybullet_data = pytest.importorskip("pybullet_data")
 
 PLANAR_URDF = """<robot name="planar2">
   <link name="base"/>
