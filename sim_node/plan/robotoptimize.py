@@ -29,13 +29,12 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
 from scipy.spatial.transform import Rotation
 
-from sim_node.math.rotation_input import as_klampt
 from sim_node.model import ik
 from sim_node.model.robot import RobotModel, RobotModelLink
 from sim_node.plan import ik_json, rotation_encoding
@@ -86,6 +85,8 @@ class OptimizerParams:
         return {name: getattr(self, name) for name in self._FIELDS}
 
     def fromJson(self, obj):
+        if not isinstance(obj, dict):
+            raise JSONError(f"OptimizerParams: an object is required, got {type(obj).__name__}")
         unknown = set(obj) - set(self._FIELDS)
         if unknown:
             raise JSONError(f"OptimizerParams: unknown keys {sorted(unknown)}; valid: "
@@ -754,6 +755,7 @@ class RobotOptimizationProblem:
         if saveContextFunctions:
             raise ValueError("toJson: saving Python functions is not supported; write costs "
                              "and constraints as expression strings to save them")
+        self._check_bound("toJson")
         objectives = []
         for i, o in enumerate(self.objectives):
             if o.internal:
@@ -920,6 +922,7 @@ class RobotOptimizationProblem:
             raise ValueError(f"solve: an OptimizerParams is required, got "
                              f"{type(params).__name__}")
         params.check()
+        self._check_bound("solve")
         seed_q = self.robot.getConfig()
         saved = {name: kv._params.copy() for name, kv in self.managedVariables.items()}
         if not self.objectives:
@@ -949,6 +952,12 @@ class RobotOptimizationProblem:
         q = layout.apply(best_x)
         self.robot.setConfig(q)
         return q
+
+    def _check_bound(self, what):
+        unbound = [name for name, kv in self.managedVariables.items() if kv._params is None]
+        if unbound:
+            raise ValueError(f"{what}: Klamp't variables {unbound} are not bound; bind() a "
+                             "value (the start of the optimisation) first")
 
     def _restore(self, q, saved):
         self.robot.setConfig(q)

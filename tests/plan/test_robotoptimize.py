@@ -515,6 +515,10 @@ def test_klampt_variable_encodes_and_decodes_each_type():
     with pytest.raises(ValueError, match="already defined"):
         problem.addKlamptVar("T", "Vector3")
     assert isinstance(problem.get("T"), KlamptVariable) and problem.get("none", 4) == 4
+    T.unbind()
+    with pytest.raises(ValueError, match=r"solve: Klamp't variables \['T'\] are not bound"):
+        problem.solve(params())
+    T.bind((np.eye(3), [0, 0, 0]))
     problem.rename("c", "c2")
     assert "c2" in problem.managedVariables and "c" not in problem.managedVariables
 
