@@ -4,12 +4,13 @@
 # BSD 3-clause licence: see LICENSE.klampt in this directory.
 # Changes: `klampt` -> `sim_node` in the imports; Python 2 print statements written as print()
 # calls; the vis calls (pure display: a point animated along each trajectory, the trajectories
-# drawn) dropped and `from klampt import vis` with them; the trajectories they displayed are
-# still computed, and the last lines print what the window would have shown (the spline's
-# discretization and the timed trajectory's duration and end); traj2.configTrajectory() (the
-# Klamp't of 2017) is traj2 itself in Klamp't 0.10.1, whose HermiteTrajectory.discretize and
-# eval give the configuration part.
-# Needs: sim_node.model.trajectory (Trajectory, HermiteTrajectory, path_to_trajectory).
+# drawn) dropped and `from klampt import vis` with them; the spline they showed is still
+# computed, and the last line prints what the window would have shown (its discretization);
+# traj2.configTrajectory() (the Klamp't of 2017) is traj2 itself in Klamp't 0.10.1, whose
+# HermiteTrajectory.discretize and eval give the configuration part; the timed trajectory
+# `path_to_trajectory(traj,vmax=2,amax=4)`, computed only to be animated, is dropped:
+# sim_node.model.trajectory has no path_to_trajectory.
+# Needs: sim_node.model.trajectory (Trajectory, HermiteTrajectory).
 from sim_node.model import trajectory
 
 #milestones = [[0,0,0],[0,0,0],[1,0,0],[2,0,1],[2.2,0,1.5],[3,0,1],[4,0,-0.3]]
@@ -38,12 +39,5 @@ traj2.makeSpline(traj)
 
 traj2_discretized = traj2.discretize(0.1)
 
-traj_timed = trajectory.path_to_trajectory(traj,vmax=2,amax=4)
-#next, try this line instead
-#traj_timed = trajectory.path_to_trajectory(traj,timing='sqrt-L2',speed='limited',vmax=2,amax=4)
-#or this line
-#traj_timed = trajectory.path_to_trajectory(traj2.configTrajectory().discretize(0.1),timing='sqrt-L2',speed=0.3)
-
 # (port) what the window showed
 print("spline milestones",len(traj2_discretized.milestones),"at 2.5 :",traj2.eval(2.5))
-print("timed duration",traj_timed.duration(),"end :",traj_timed.eval(traj_timed.endTime()))
