@@ -22,29 +22,6 @@ NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![
                     r"\binf\b")
 
 
-def _merged(part: str) -> bool:
-    """Whether the part of issue 13's contract (issue13_api.md) that examples need is merged."""
-    if part == "kmath":
-        return importlib.util.find_spec("sim_node.math.vectorops") is not None
-    if part == "trajectory":
-        return importlib.util.find_spec("sim_node.model.trajectory") is not None
-    if part == "contact":
-        import sim_node.model.contact as contact
-        return hasattr(contact, "forceClosure")
-    if part == "kapi":
-        import sim_node
-        return hasattr(sim_node.WorldModel, "saveFile") and hasattr(sim_node.RobotModel,
-                                                                    "numDrivers")
-    raise ValueError(part)
-
-
-def needs(*parts):
-    """While developing only: an example whose parts are not merged yet is expected to fail."""
-    missing = [p for p in parts if not _merged(p)]
-    return pytest.mark.xfail(bool(missing), strict=True,
-                             reason=f"needs {', '.join(missing)} (not merged yet)")
-
-
 def run_example(name: str, *args, cwd: Path, timeout: float = 300.0) -> str:
     """Run examples/klampt/<name> with sim_node; its stdout (a failure shows its stderr)."""
     done = subprocess.run([sys.executable, "-u", str(EXAMPLES / name), *map(str, args)],
@@ -108,14 +85,12 @@ def line_after(output: str, prefix: str) -> str:
 
 # ---- sim_node.math (vectorops, so3, se3) ------------------------------------------------------
 
-@needs("kmath")
 @pytest.mark.parametrize("name", ["ik_ex1.py", "rotations_ex1.py", "rotations_ex2.py"])
 def test_math_exercises_print_what_klampt_prints(name, tmp_path):
     ours = run_example(name, cwd=tmp_path)
     assert_same_output(ours, run_under_klampt(name, cwd=tmp_path), rtol=1e-12, atol=1e-12)
 
 
-@needs("kmath")
 def test_ik_ex1_2r_solutions_reach_their_targets(tmp_path):
     """Closed form beside klampt: each printed 3R solution's forward kinematics (1 m links)."""
     out = run_example("ik_ex1.py", cwd=tmp_path)
@@ -133,14 +108,12 @@ def test_ik_ex1_2r_solutions_reach_their_targets(tmp_path):
         assert theta == pytest.approx(a3, abs=1e-12)
 
 
-@needs("kmath")
 def test_rotations_ex2_angle_between_the_two_y_rotations(tmp_path):
     """±0.9 pi about y are 0.2 pi apart the short way round."""
     out = run_example("rotations_ex2.py", cwd=tmp_path)
     assert float(line_after(out, "is ")) == pytest.approx(0.2 * math.pi, abs=1e-12)
 
 
-@needs("kmath")
 def test_so3test_reports_no_failure(tmp_path):
     """Its checks print '<name> failed, value ...' when a round trip misses by more than 1e-4."""
     out = run_example("so3test.py", cwd=tmp_path)
@@ -150,14 +123,12 @@ def test_so3test_reports_no_failure(tmp_path):
 
 # ---- sim_node.model.trajectory ----------------------------------------------------------------
 
-@needs("trajectory")
 def test_traj_test_prints_what_klampt_prints(tmp_path):
     ours = run_example("traj_test.py", cwd=tmp_path)
     assert_same_output(ours, run_under_klampt("traj_test.py", cwd=tmp_path), rtol=1e-9,
                        atol=1e-9)
 
 
-@needs("trajectory")
 def test_traj_test_piecewise_linear_values(tmp_path):
     """Closed form: milestones at t = 0..6, linear between, clamped outside."""
     out = run_example("traj_test.py", cwd=tmp_path)
@@ -197,7 +168,6 @@ def halfplanes(text: str) -> set:
     return planes
 
 
-@needs("kmath", "contact")
 def test_stabilitytest_verdicts_forces_and_polygons(tmp_path):
     out = run_example("stabilitytest.py", cwd=tmp_path)
     ref = run_under_klampt("stabilitytest.py", cwd=tmp_path)
@@ -219,7 +189,6 @@ def test_stabilitytest_verdicts_forces_and_polygons(tmp_path):
         (1.0, 0.0, 1.0), (-1.0, 0.0, 1.0), (0.0, 1.0, 1.0), (0.0, -1.0, 1.0)}
 
 
-@needs("kmath", "contact")
 def test_stability_test_passes_under_pytest(tmp_path):
     out = run_pytest_file("stability_test.py", tmp_path)
     assert "3 passed" in out
@@ -230,7 +199,6 @@ def test_stability_test_passes_under_pytest(tmp_path):
 WORLD_XML = EXAMPLES / "data" / "klampt_world.xml"
 
 
-@needs("kapi")
 def test_manyworldtest_saves_a_world_that_loads_the_same_here_and_in_klampt(tmp_path):
     import sim_node
 
@@ -265,18 +233,15 @@ emit([w.numRobots(), w.numTerrains(),
                                        positions[a.link(i).getName()], atol=1e-9)
 
 
-@needs("kapi")
 def test_world_test_passes_under_pytest(tmp_path):
     assert "2 passed" in run_pytest_file("world_test.py", tmp_path)
 
 
-@needs("kapi")
 def test_worldiotest_passes_under_pytest(tmp_path):
     (tmp_path / "worldio_tmp").mkdir()
     assert "2 passed" in run_pytest_file("worldiotest.py", tmp_path)
 
 
-@needs("kapi")
 def test_exercise_joints_sweeps_each_kuka_joint_between_its_urdf_limits(tmp_path):
     """Against pybullet_data's own URDF read by PyBullet, and against klampt 0.10.1 running the
     same program: one driver per revolute joint, named after its child link (Klamp't's rule),
@@ -354,7 +319,6 @@ def settled(line: str):
     return R, np.array(values[9:12]), touching
 
 
-@needs("kmath")
 def test_settletest_rests_the_link_and_every_object_on_the_table_top(tmp_path):
     """The lowest point of each settled body, from its own geometry (the link's STL read by
     trimesh; the objects' primitives in closed form), lies on the table mesh's top face
