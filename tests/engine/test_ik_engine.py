@@ -57,8 +57,8 @@ def random_config(robot, rng):
     q = np.where(np.isfinite(lo) & np.isfinite(hi), rng.uniform(np.maximum(lo, -10), np.minimum(hi, 10)),
                  rng.normal(size=lo.shape))
     for k in robot.structure.quaternions:
-        q[k:k + 4] = unit4 = rng.normal(size=4)
-        q[k:k + 4] /= np.linalg.norm(unit4)
+        quat = rng.normal(size=4)
+        q[k:k + 4] = quat / np.linalg.norm(quat)
     return q
 
 

@@ -274,6 +274,20 @@ def test_solve_nearby_keeps_every_joint_within_max_deviation():
     assert np.max(np.abs(robot.getConfig() - q0)) <= 0.2 + 1e-12
 
 
+def test_solve_nearby_from_beyond_a_limit_pins_that_joint_to_the_limit():
+    robot = kuka()
+    lo, hi = robot.getJointLimits()
+    q0 = np.array([0.2, 0.5, -0.1, -1.0, 0.3, 0.4, 0.1])
+    q0[1] = hi[1] + 0.3                      # set by hand beyond the limit
+    robot.setConfig(q0)
+    t0 = robot.link(EE).getTransform()[1]
+    obj = ik.objective(robot.link(EE), local=[0, 0, 0], world=t0)
+    ik.solve_nearby(obj, maxDeviation=0.1, iters=100, tol=1e-6)
+    q = robot.getConfig()
+    assert q[1] == pytest.approx(hi[1])
+    assert np.all(np.abs(np.delete(q - q0, 1)) <= 0.1 + 1e-12)
+
+
 def test_active_dofs_restrict_motion_and_jacobian_columns():
     robot = kuka()
     robot.setConfig(np.full(7, 0.3))
