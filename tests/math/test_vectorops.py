@@ -35,16 +35,7 @@ def vectorops_calls():
                       ("vectorops", "interpolate", [a, b, s])]
             if n in (2, 3):
                 calls.append(("vectorops", "cross", [a, b]))
-    calls += [("vectorops", "add", []), ("so2", "identity", [])]
-    for _ in range(30):
-        a, b, u = (float(x) for x in rng.uniform(-10, 10, size=3))
-        pt = rng.normal(size=2).tolist()
-        calls += [("so2", "inv", [a]), ("so2", "apply", [a, pt]), ("so2", "normalize", [a]),
-                  ("so2", "diff", [a, b]), ("so2", "interp", [a, b, u / 10]),
-                  ("so2", "compose", [a, b]), ("so2", "matrix", [a]),
-                  ("so2", "from_matrix", [[[math.cos(a), -math.sin(a)],
-                                           [math.sin(a), math.cos(a)]]]),
-                  ("so2", "ndarray", [a])]
+    calls.append(("vectorops", "add", []))
     return calls
 
 
@@ -54,16 +45,14 @@ def reference(tmp_path_factory):
     return calls, klampt_results(calls, tmp_path_factory.mktemp("vectorops"))
 
 
-def test_every_vectorops_and_so2_function_matches_klampt(reference):
+def test_every_vectorops_function_matches_klampt(reference):
     calls, results = reference
-    for module in (vectorops, so2):
-        public = {n for n in dir(module) if not n.startswith("_")
-                  and callable(getattr(module, n)) and not isinstance(getattr(module, n), type)}
-        tried = {c[1] for c in calls if c[0] == module.__name__.split(".")[-1]}
-        assert public - tried <= {"from_ndarray"}, public - tried
+    public = {n for n in dir(vectorops) if not n.startswith("_")
+              and callable(getattr(vectorops, n)) and not isinstance(getattr(vectorops, n), type)}
+    assert public == {c[1] for c in calls}
     failures = [f"{m}.{name}{d}" for (m, name, args), ref in zip(calls, results)
                 if (d := mismatch(call_ours(MODULES, m, name, args), ref))]
-    assert len(calls) > 1300
+    assert len(calls) > 1000
     assert not failures, f"{len(failures)} of {len(calls)} differ:\n" + "\n".join(failures[:20])
 
 
@@ -120,7 +109,3 @@ def test_wrong_lengths_raise_a_value_error_that_klampt_code_also_catches(call):
         call()
     assert isinstance(info.value, RuntimeError)         # what Klamp't raises
 
-
-def test_so2_apply_refuses_a_wrong_length():
-    with pytest.raises(ValueError, match="2 numbers"):
-        so2.apply(0.3, [1.0, 2.0, 3.0])
