@@ -325,7 +325,8 @@ class Trajectory:
     def discretize_state(self, dt: float) -> "Trajectory":
         """Milestones every dt from the start time, plus the exact end (a last step shorter
         than 1e-6 s is merged into it)."""
-        if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
+        dt = _finite_time(dt, "discretize: dt")
+        if not dt > 0:
             raise ValueError(f"discretize: dt must be a positive finite number, got {dt!r}")
         if not self.times:
             raise ValueError(f"{type(self).__name__} is empty: nothing to discretize")
