@@ -1,6 +1,5 @@
 """sim_node.math.vectorops against klampt.math.vectorops 0.10.1 (every function on seeded
 random vectors, return forms included), its identities, and wrong lengths."""
-import math
 
 import numpy as np
 import pytest
