@@ -30,7 +30,7 @@ class _Body:
 
     def __init__(self, name: str, geometry: tuple, R, t):
         self._name = name
-        self.geometry = tuple(geometry)
+        self._geometry = tuple(geometry)
         self._R, self._t = rigid_transform(R, t)
         self.settings = BodySettings()
         self._id = -1
@@ -46,7 +46,24 @@ class _Body:
         return self._R.copy(), self._t.copy()
 
     def getCollisionGeometry(self) -> tuple:
-        return self.geometry
+        """The collision elements (GeometryElement: origin in the body frame, shape)."""
+        return self._geometry
+
+    def geometry(self):
+        """Klamp't's geometry(): a Geometry3D of the collision elements at the body's current
+        transform. Bound to the body: setting its contents (setGeometricPrimitive, loadFile,
+        transform, ...) changes the body's collision geometry (a Simulator made earlier keeps
+        the geometry it was built with); its current transform is a copy."""
+        from sim_node.model.geometry3d import Geometry3D
+
+        g = Geometry3D.of_elements(self._geometry, self._R, self._t)
+        g.bind(self._set_geometry)
+        return g
+
+    def _set_geometry(self, elements):
+        if not elements:
+            raise ValueError(f"'{self._name}' needs collision geometry; the geometry is empty")
+        self._geometry = tuple(elements)
 
 
 class RigidObjectModel(_Body):
