@@ -223,9 +223,10 @@ def from_axis_angle(aa) -> list:
 
 
 def from_rotation_vector(w) -> list:
-    """exp([w]); the identity for |w| < 1e-7."""
+    """exp([w]) (Klamp't returns the identity below |w| = 1e-7; Rodrigues' formula with the
+    normalised axis stays exact to rounding down to |w| = 0)."""
     length = vectorops.norm(_vec3(w, "so3.from_rotation_vector", "w"))
-    if length < 1e-7:
+    if length == 0:
         return identity()
     return rotation(vectorops.mul(w, 1.0 / length), length)
 
@@ -340,14 +341,20 @@ def align(a, b) -> list:
     b = vectorops.mul(b, 1.0 / bn)
     v = vectorops.cross(a, b)
     c = vectorops.dot(a, b)
-    if abs(c + 1) < 1e-5:       # opposite: a half turn about an axis normal to a
-        v = vectorops.cross(a, [0, 0, 1])
-        if vectorops.norm(v) < 1e-5:
-            v = vectorops.cross(a, [0, 1, 0])
-        return rotation(vectorops.unit(v, 0.0), math.pi)
-    # I + [v] + [v]^2 / (1 + c), v = a x b, c = a . b
-    vx = cross_product(v)
-    return vectorops.madd(vectorops.add(identity(), vx), mul(vx, vx), 1.0 / (1.0 + c))
+    if c > -0.5:
+        # I + [v] + [v]^2 / (1 + c), v = a x b, c = a . b
+        vx = cross_product(v)
+        return vectorops.madd(vectorops.add(identity(), vx), mul(vx, vx), 1.0 / (1.0 + c))
+    # near opposite 1 / (1 + c) blows up: the angle from atan2 about the axis a x b, or, for
+    # exactly opposite vectors, a half turn about an axis normal to a (Klamp't takes that
+    # half turn within 1e-5 of opposite, missing b there by up to 4.5e-3 rad)
+    s = vectorops.norm(v)
+    if s > 1e-15:
+        return rotation(vectorops.mul(v, 1.0 / s), math.atan2(s, c))
+    v = vectorops.cross(a, [0, 0, 1])
+    if vectorops.norm(v) < 1e-5:
+        v = vectorops.cross(a, [0, 1, 0])
+    return rotation(vectorops.unit(v, 0.0), math.pi)
 
 
 def interpolate(R1, R2, u) -> list:

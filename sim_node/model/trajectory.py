@@ -4,7 +4,9 @@
 * RobotTrajectory: along a robot's configuration-space geodesics (RobotModel.interpolate);
 * GeodesicTrajectory, SO3Trajectory, SE3Trajectory: along geodesics of a GeodesicSpace
   (sim_node.math.geodesic; SO3 milestones are so3 9-lists, SE3 ones R (9) + t (3));
-* HermiteTrajectory: cubic Hermite segments, milestones [x, dx] in phase space.
+* HermiteTrajectory: cubic Hermite segments, milestones [x, dx] in phase space;
+* GeodesicHermiteTrajectory, SO3HermiteTrajectory, SE3HermiteTrajectory: Hermite curves on a
+  GeodesicSpace (de Casteljau along geodesics), milestones [point, outgoing Lie derivative].
 
 Milestones, results and times are Python lists, as Klamp't's. Unlike Klamp't, which checks
 nothing until ``checkValid()``, the constructor validates what it is given: times finite and
@@ -323,7 +325,8 @@ class Trajectory:
     def discretize_state(self, dt: float) -> "Trajectory":
         """Milestones every dt from the start time, plus the exact end (a last step shorter
         than 1e-6 s is merged into it)."""
-        if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
+        dt = _finite_time(dt, "discretize: dt")
+        if not dt > 0:
             raise ValueError(f"discretize: dt must be a positive finite number, got {dt!r}")
         if not self.times:
             raise ValueError(f"{type(self).__name__} is empty: nothing to discretize")
@@ -795,19 +798,20 @@ class HermiteTrajectory(Trajectory):
         return Trajectory(res.times, [m[:n] for m in res.milestones])
 
     def length(self, metric=None) -> float:
-        """An upper bound on the arc length (the Bezier control polygons'); discretize for an
-        approximation of the true length."""
+        """An upper bound on the arc length: the Bezier control polygons' lengths, control
+        points x -+ v dt / 3 (Klamp't 0.10.1 leaves out dt, which is no bound unless segments
+        last 1 s); discretize for an approximation of the true length."""
         if metric is not None:
             return super().length(metric)
         n = len(self.milestones[0]) // 2
-        third = 1.0 / 3.0
-
-        def bound(x, y):
-            cp1 = vectorops.madd(x[:n], x[n:], third)
-            cp2 = vectorops.madd(y[:n], y[n:], -third)
-            return (third * vectorops.norm(x[n:]) + vectorops.distance(cp1, cp2)
-                    + third * vectorops.norm(y[n:]))
-        return super().length(bound)
+        total = 0.0
+        for i, (x, y) in enumerate(zip(self.milestones[:-1], self.milestones[1:])):
+            dt = self.times[i + 1] - self.times[i]
+            cp1 = vectorops.madd(x[:n], x[n:], dt / 3.0)
+            cp2 = vectorops.madd(y[:n], y[n:], -dt / 3.0)
+            total += (vectorops.distance(x[:n], cp1) + vectorops.distance(cp1, cp2)
+                      + vectorops.distance(cp2, y[:n]))
+        return total
 
     def extractDofs(self, dofs) -> "HermiteTrajectory":
         """The Hermite trajectory of the point entries `dofs` (and their velocities)."""
@@ -835,3 +839,265 @@ class HermiteTrajectory(Trajectory):
 
     def constructor(self):
         return HermiteTrajectory
+
+
+class GeodesicHermiteTrajectory(Trajectory):
+    """Cubic Hermite curves on a GeodesicSpace, evaluated by de Casteljau's construction along
+    geodesics. Milestones are [point (n), outgoing Lie derivative (n)] (n the space's extrinsic
+    dimension); a segment's incoming derivative is its end milestone's outgoing one (duplicate
+    a knot with another derivative for a kink). eval gives the point, deriv the velocity (the
+    space's tangent: SO3Space's [w] of the world angular velocity) by central differences
+    (1e-6 of the segment; Klamp't 0.10.1 uses forward ones)."""
+
+    def __init__(self, geodesic: GeodesicSpace, times=None, milestones=None,
+                 outgoingLieDerivatives=None):
+        self.geodesic = geodesic
+        if outgoingLieDerivatives is not None:
+            if milestones is None or len(milestones) != len(outgoingLieDerivatives):
+                raise ValueError(f"{type(self).__name__}: milestones and outgoingLieDerivatives "
+                                 "must be given together, one derivative per milestone")
+            milestones = [list(a) + list(b) for a, b in zip(milestones, outgoingLieDerivatives)]
+        super().__init__(times, milestones)
+
+    def _milestone_size(self):
+        return 2 * self.geodesic.extrinsicDimension()
+
+    def makeSpline(self, waypointTrajectory: Trajectory, loop: bool = False) -> None:
+        """Lie derivatives for the milestones of a waypoint trajectory (the mean of the tangents
+        to the neighbours; at the ends the tangent to the neighbour; loop: a closed curve whose
+        first and last milestones must be equal), set on self."""
+        t = waypointTrajectory
+        if not t.milestones:
+            raise ValueError("makeSpline: the waypoint trajectory is empty")
+        if loop and list(t.milestones[-1]) != list(t.milestones[0]):
+            raise ValueError("makeSpline: loop=True needs equal first and last milestones")
+        g = self.geodesic
+        d = len(t.milestones[0])
+        N = len(t.milestones)
+        if N == 1:
+            velocities = [[0.0] * d]
+        elif N == 2:
+            if loop:
+                velocities = [[0.0] * d, [0.0] * d]
+            else:
+                span = t.times[1] - t.times[0]
+                s = 1.0 / span if span != 0 else 0
+                velocities = [vectorops.mul(g.difference(t.milestones[1], t.milestones[0]), s),
+                              vectorops.mul(g.difference(t.milestones[0], t.milestones[1]), -s)]
+        else:
+            velocities = []
+            if loop:
+                triples = zip([-2] + list(range(N - 1)), range(N), list(range(1, N)) + [1])
+            else:
+                triples = zip(range(N - 2), range(1, N - 1), range(2, N))
+            for p, i, n in triples:
+                dtp = t.times[-1] - t.times[-2] if p < 0 else t.times[i] - t.times[p]
+                dtn = t.times[1] - t.times[0] if n <= i else t.times[n] - t.times[i]
+                v_next = vectorops.mul(g.difference(t.milestones[n], t.milestones[i]),
+                                       1.0 / dtn if dtn != 0 else 0)
+                v_prev = vectorops.mul(g.difference(t.milestones[p], t.milestones[i]),
+                                       -1.0 / dtp if dtp != 0 else 0)
+                velocities.append(vectorops.mul(vectorops.add(v_prev, v_next), 0.5))
+            if not loop:
+                v0 = vectorops.mul(g.difference(t.milestones[1], t.milestones[0]),
+                                   1.0 / (t.times[1] - t.times[0]))
+                vn = vectorops.mul(g.difference(t.milestones[-2], t.milestones[-1]),
+                                   -1.0 / (t.times[-1] - t.times[-2]))
+                velocities = [v0] + velocities + [vn]
+        GeodesicHermiteTrajectory.__init__(self, self.geodesic, list(t.times), t.milestones,
+                                           velocities)
+
+    def makeBezier(self, times, controlPoints) -> None:
+        """Segment i is the geodesic Bezier curve on controlPoints[3i : 3i+4] over
+        [times[i], times[i+1]] (times strictly increasing); set on self."""
+        nsegs = len(times) - 1
+        if nsegs < 1 or nsegs * 3 + 1 != len(controlPoints):
+            raise ValueError(f"makeBezier: {len(times)} times need {max(nsegs, 0) * 3 + 1} "
+                             f"control points (3 per segment + 1), got {len(controlPoints)}")
+        g = self.geodesic
+        newtimes, milestones, derivatives = [], [], []
+        for i in range(nsegs):
+            a, b, c, d = controlPoints[i * 3:i * 3 + 4]
+            dt = times[i + 1] - times[i]
+            if not dt > 0:
+                raise ValueError(f"makeBezier: times must increase strictly, but times[{i + 1}]"
+                                 f" = {times[i + 1]} <= times[{i}] = {times[i]}")
+            v_start = vectorops.mul(g.difference(b, a), 3 / dt)
+            v_end = vectorops.mul(g.difference(c, d), -3 / dt)
+            if i == 0:
+                newtimes.append(times[0])
+                milestones.append(a)
+                derivatives.append(v_start)
+            elif vectorops.distance(v_start, derivatives[-1]) > 1e-4:
+                newtimes.append(newtimes[-1])
+                milestones.append(milestones[-1])
+                derivatives.append(v_start)
+            newtimes.append(times[i + 1])
+            milestones.append(d)
+            derivatives.append(v_end)
+        GeodesicHermiteTrajectory.__init__(self, self.geodesic, newtimes, milestones,
+                                           derivatives)
+
+    def waypoint(self, state):
+        return state[:len(state) // 2]
+
+    def _point(self, a, b, u, dt):
+        """de Casteljau: the point at u of the segment from state a to state b."""
+        g = self.geodesic
+        n = len(a) // 2
+        c0, c3 = a[:n], b[:n]
+        c1 = g.integrate(c0, vectorops.mul(a[n:], dt / 3.0))
+        c2 = g.integrate(c3, vectorops.mul(b[n:], -dt / 3.0))
+        d0, d1, d2 = g.interpolate(c0, c1, u), g.interpolate(c1, c2, u), g.interpolate(c2, c3, u)
+        return g.interpolate(g.interpolate(d0, d1, u), g.interpolate(d1, d2, u), u)
+
+    def interpolate_state(self, a, b, u, dt):
+        h = 1e-6
+        after, before = self._point(a, b, u + h, dt), self._point(a, b, u - h, dt)
+        x = self._point(a, b, u, dt)
+        v = vectorops.mul(vectorops.sub(self.geodesic.difference(after, x),
+                                        self.geodesic.difference(before, x)), 0.5 / (h * dt))
+        return list(x) + v
+
+    def difference_state(self, a, b, u, dt):
+        raise ValueError(f"{type(self).__name__}: accelerations are not available")
+
+    def eval(self, t, endBehavior="halt"):
+        """The point at time t."""
+        i, u = self.getSegment(t, endBehavior)
+        if i < 0:
+            return self.waypoint(list(self.milestones[0]))
+        if i + 1 >= len(self.milestones):
+            return self.waypoint(list(self.milestones[-1]))
+        return list(self._point(self.milestones[i], self.milestones[i + 1], u,
+                                self.times[i + 1] - self.times[i]))
+
+    def deriv(self, t, endBehavior="halt"):
+        """The velocity (Lie derivative) at time t."""
+        res = self.eval_state(t, endBehavior)
+        return res[len(res) // 2:]
+
+    def length(self, metric=None) -> float:
+        """An upper bound on the arc length: the geodesic control polygons' lengths."""
+        metric = metric or self.geodesic.distance
+        total = 0.0
+        for i, (a, b) in enumerate(zip(self.milestones[:-1], self.milestones[1:])):
+            dt = self.times[i + 1] - self.times[i]
+            n = len(a) // 2
+            c1 = self.geodesic.integrate(a[:n], vectorops.mul(a[n:], dt / 3.0))
+            c2 = self.geodesic.integrate(b[:n], vectorops.mul(b[n:], -dt / 3.0))
+            total += metric(a[:n], c1) + metric(c1, c2) + metric(c2, b[:n])
+        return total
+
+    def discretize(self, dt) -> GeodesicTrajectory:
+        """A piecewise-geodesic trajectory of the points every dt."""
+        res = Trajectory.discretize_state(self, dt)
+        return self._points_trajectory(res.times, [self.waypoint(m) for m in res.milestones])
+
+    def _points_trajectory(self, times, points):
+        return GeodesicTrajectory(self.geodesic, times, points)
+
+    def eval_state(self, t, endBehavior="halt"):
+        return Trajectory.eval_state(self, t, endBehavior)
+
+    def extractDofs(self, dofs):
+        raise ValueError(f"cannot extract entries of a {type(self).__name__}")
+
+    def stackDofs(self, trajs, strict: bool = True):
+        raise ValueError(f"cannot stack trajectories into a {type(self).__name__}")
+
+    def constructor(self):
+        geodesic = self.geodesic
+        return lambda times=None, milestones=None: GeodesicHermiteTrajectory(geodesic, times,
+                                                                             milestones)
+
+
+class SO3HermiteTrajectory(GeodesicHermiteTrajectory):
+    """Hermite curves of rotations: milestones are [R (9), [w] (9)], the so3 element and the
+    cross-product matrix of its outgoing world angular velocity w."""
+
+    def __init__(self, times=None, milestones=None, outgoingLieDerivatives=None):
+        if outgoingLieDerivatives is not None and milestones is not None:
+            milestones = [as_klampt(as_matrix(m, f"SO3HermiteTrajectory milestones[{i}]"))
+                          for i, m in enumerate(milestones)]
+        super().__init__(SO3Space(), times, milestones, outgoingLieDerivatives)
+
+    def deriv_angvel(self, t, endBehavior="halt") -> list:
+        """The world angular velocity [rad/s] at time t."""
+        return so3.deskew(self.deriv(t, endBehavior))
+
+    def preTransform(self, R) -> None:
+        """Every milestone R_m becomes R R_m (and its angular velocity R w)."""
+        self.milestones = [so3.mul(R, m[:9]) + so3.cross_product(so3.apply(R, so3.deskew(m[9:])))
+                           for m in self.milestones]
+
+    def postTransform(self, R) -> None:
+        """Every milestone R_m becomes R_m R (the world angular velocity is unchanged)."""
+        self.milestones = [so3.mul(m[:9], R) + list(m[9:]) for m in self.milestones]
+
+    def _points_trajectory(self, times, points):
+        return SO3Trajectory(times, points)
+
+    def constructor(self):
+        return SO3HermiteTrajectory
+
+
+class SE3HermiteTrajectory(GeodesicHermiteTrajectory):
+    """Hermite curves of rigid transforms: milestones are [R (9), t (3), [w] (9), v (3)], the
+    transform and its outgoing world angular velocity matrix and linear velocity; (R, t) pairs
+    are accepted for milestones and derivatives. eval gives (R, t), deriv ([w], v)."""
+
+    def __init__(self, times=None, milestones=None, outgoingLieDerivatives=None):
+        def flat(items):
+            return None if items is None else [SE3Trajectory._flat(m, i)
+                                                for i, m in enumerate(items)]
+        super().__init__(SE3Space(), times, flat(milestones), flat(outgoingLieDerivatives))
+
+    def to_se3(self, state) -> tuple:
+        """(R, t) of a 12-vector."""
+        return list(state[:9]), list(state[9:12])
+
+    def from_se3(self, T) -> list:
+        return list(T[0]) + list(T[1])
+
+    def waypoint(self, state):
+        return list(state[:12])
+
+    def eval(self, t, endBehavior="halt") -> tuple:
+        """(R, t) at time t."""
+        return self.to_se3(super().eval(t, endBehavior))
+
+    def deriv(self, t, endBehavior="halt") -> tuple:
+        """([w], v) at time t."""
+        return self.to_se3(super().deriv(t, endBehavior))
+
+    def deriv_screw(self, t, endBehavior="halt") -> list:
+        """[w (3), v (3)] at time t."""
+        dR, dt = self.deriv(t, endBehavior)
+        return so3.deskew(dR) + dt
+
+    def preTransform(self, T) -> None:
+        """Every milestone m becomes T m (velocities rotated by T's rotation)."""
+        R = T[0]
+        self.milestones = [
+            self.from_se3(se3.mul(T, self.to_se3(m)))
+            + so3.cross_product(so3.apply(R, so3.deskew(m[12:21]))) + list(so3.apply(R, m[21:]))
+            for m in self.milestones]
+
+    def postTransform(self, T) -> None:
+        """Every milestone m becomes m T: the origin moves to m's point T.t, whose velocity is
+        v + w x (R_m T.t)."""
+        out = []
+        for m in self.milestones:
+            Rm, tm = self.to_se3(m)
+            offset = so3.apply(Rm, T[1])
+            w = so3.deskew(m[12:21])
+            out.append(self.from_se3(se3.mul((Rm, tm), T)) + list(m[12:21])
+                       + vectorops.add(m[21:], vectorops.cross(w, offset)))
+        self.milestones = out
+
+    def _points_trajectory(self, times, points):
+        return SE3Trajectory(times, points)
+
+    def constructor(self):
+        return SE3HermiteTrajectory

@@ -1,6 +1,5 @@
 """sim_node.math.vectorops against klampt.math.vectorops 0.10.1 (every function on seeded
 random vectors, return forms included), its identities, and wrong lengths."""
-import math
 
 import numpy as np
 import pytest
@@ -35,16 +34,7 @@ def vectorops_calls():
                       ("vectorops", "interpolate", [a, b, s])]
             if n in (2, 3):
                 calls.append(("vectorops", "cross", [a, b]))
-    calls += [("vectorops", "add", []), ("so2", "identity", [])]
-    for _ in range(30):
-        a, b, u = (float(x) for x in rng.uniform(-10, 10, size=3))
-        pt = rng.normal(size=2).tolist()
-        calls += [("so2", "inv", [a]), ("so2", "apply", [a, pt]), ("so2", "normalize", [a]),
-                  ("so2", "diff", [a, b]), ("so2", "interp", [a, b, u / 10]),
-                  ("so2", "compose", [a, b]), ("so2", "matrix", [a]),
-                  ("so2", "from_matrix", [[[math.cos(a), -math.sin(a)],
-                                           [math.sin(a), math.cos(a)]]]),
-                  ("so2", "ndarray", [a])]
+    calls.append(("vectorops", "add", []))
     return calls
 
 
@@ -54,21 +44,22 @@ def reference(tmp_path_factory):
     return calls, klampt_results(calls, tmp_path_factory.mktemp("vectorops"))
 
 
-def test_every_vectorops_and_so2_function_matches_klampt(reference):
+def test_every_vectorops_function_matches_klampt(reference):
     calls, results = reference
-    for module in (vectorops, so2):
-        public = {n for n in dir(module) if not n.startswith("_")
-                  and callable(getattr(module, n)) and not isinstance(getattr(module, n), type)}
-        tried = {c[1] for c in calls if c[0] == module.__name__.split(".")[-1]}
-        assert public - tried <= {"from_ndarray"}, public - tried
+    public = {n for n in dir(vectorops) if not n.startswith("_")
+              and callable(getattr(vectorops, n)) and not isinstance(getattr(vectorops, n), type)}
+    assert public == {c[1] for c in calls}
     failures = [f"{m}.{name}{d}" for (m, name, args), ref in zip(calls, results)
                 if (d := mismatch(call_ours(MODULES, m, name, args), ref))]
-    assert len(calls) > 1300
+    assert len(calls) > 1000
     assert not failures, f"{len(failures)} of {len(calls)} differ:\n" + "\n".join(failures[:20])
 
 
+# (entries below 1e-100 in magnitude would make squares underflow: norms lose digits there,
+# in Klamp't too)
+entries = st.one_of(st.just(0.0), st.floats(1e-100, 1e3), st.floats(-1e3, -1e-100))
 vectors = st.integers(1, 6).flatmap(lambda n: st.tuples(
-    *[st.lists(st.floats(-1e3, 1e3), min_size=n, max_size=n) for _ in range(3)]))
+    *[st.lists(entries, min_size=n, max_size=n) for _ in range(3)]))
 
 
 @given(vectors, st.floats(-10, 10))
@@ -81,8 +72,7 @@ def test_linear_identities(abc, s):
     assert vectorops.interpolate(a, b, 1) == pytest.approx(b, abs=1e-9)
     assert vectorops.distance(a, b) == pytest.approx(vectorops.norm(vectorops.sub(a, b)))
     assert vectorops.dot(a, a) == pytest.approx(vectorops.normSquared(a))
-    # (the norm squares its entries: below 1e-154 they underflow, as in Klamp't)
-    assert vectorops.norm_Linf(a) <= vectorops.norm(a) * (1 + 1e-12) + 1e-150
+    assert vectorops.norm_Linf(a) <= vectorops.norm(a) * (1 + 1e-12)
     assert vectorops.norm(a) <= vectorops.norm_L1(a) * (1 + 1e-12)
     assert vectorops.dot(a, vectorops.add(b, c)) == pytest.approx(
         vectorops.dot(a, b) + vectorops.dot(a, c), abs=1e-6)
@@ -121,7 +111,3 @@ def test_wrong_lengths_raise_a_value_error_that_klampt_code_also_catches(call):
         call()
     assert isinstance(info.value, RuntimeError)         # what Klamp't raises
 
-
-def test_so2_apply_refuses_a_wrong_length():
-    with pytest.raises(ValueError, match="2 numbers"):
-        so2.apply(0.3, [1.0, 2.0, 3.0])

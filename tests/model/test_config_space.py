@@ -204,3 +204,16 @@ def test_bad_configurations_are_a_clear_value_error(call, message):
     robot = r2d2()
     with pytest.raises(ValueError, match=message):
         call(robot, robot.getConfig())
+
+
+def test_a_fixed_arm_with_limited_joints_is_euclidean():
+    from pathlib import Path
+    arm = sim_node.WorldModel().loadRobot(
+        str(Path(__file__).resolve().parents[2] / "data" / "robots" / "arm7" / "arm7.urdf"))
+    assert not arm.isFloatingBase()
+    rng = np.random.default_rng(3)
+    lower, upper = arm.getJointLimits()
+    a, b = rng.uniform(lower, upper), rng.uniform(lower, upper)
+    assert np.allclose(arm.interpolate(a, b, 0.3), a + 0.3 * (b - a), rtol=0, atol=1e-15)
+    assert arm.distance(a, b) == pytest.approx(np.linalg.norm(b - a), rel=1e-14)
+    assert np.allclose(arm.interpolateDeriv(a, b, 0.7), b - a, rtol=0, atol=1e-15)

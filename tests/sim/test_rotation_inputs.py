@@ -125,3 +125,17 @@ def test_a_9_list_that_is_not_a_rotation_is_refused_with_the_rule(tmp_path):
     box.write_text(BOX)
     with pytest.raises(ValueError, match="not a rotation matrix .* column by column"):
         sim_node.WorldModel().loadRigidObject(str(box), R=[1.0, 0, 0, 0, 1.0, 0, 0, 0, 2.0])
+
+
+def test_spawn_reads_the_9_list_column_major(tmp_path):
+    box = tmp_path / "box.urdf"
+    box.write_text(BOX)
+    world = world_from_yaml(ground(), tmp_path)
+    sim = sim_node.Simulator(world)
+    for k, R in enumerate((R9, M)):
+        obj = sim.spawn(str(box), name=f"box{k}", R=R, t=T)
+        np.testing.assert_allclose(sim.body(obj).getObjectTransform()[0], M, atol=1e-12)
+    with pytest.raises(ValueError, match="a rotation is a 3x3 matrix or Klamp't's column-major"):
+        sim.spawn(str(box), name="bad", R=[1.0] * 8, t=T)
+    assert [o.getName() for o in (world.rigidObject(i) for i in range(world.numRigidObjects()))] \
+        == ["box0", "box1"]
