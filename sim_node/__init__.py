@@ -13,7 +13,9 @@ __path__ = extend_path(__path__, __name__)
 
 __version__ = "0.1.0"
 
+from sim_node.model.drivers import RobotModelDriver  # noqa: E402
 from sim_node.model.errors import ModelLoadError, URDFError, URDFWarning, WorldFileError  # noqa: E402
+from sim_node.model.geometry3d import DistanceQueryResult, GeometricPrimitive, Geometry3D  # noqa: E402,E501
 from sim_node.model.robot import Mass, RobotModel, RobotModelLink  # noqa: E402
 from sim_node.model.surface import SurfaceParameters  # noqa: E402
 from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel  # noqa: E402
@@ -24,5 +26,6 @@ from sim_node.sim.simulator import Simulator  # noqa: E402
 __all__ = [
     "WorldModel", "RobotModel", "RobotModelLink", "RigidObjectModel", "TerrainModel", "Mass",
     "SurfaceParameters", "Simulator", "SimBody", "SimRobotController", "ModelLoadError",
-    "URDFError", "URDFWarning", "WorldFileError",
+    "URDFError", "URDFWarning", "WorldFileError", "Geometry3D", "GeometricPrimitive",
+    "DistanceQueryResult", "RobotModelDriver",
 ]

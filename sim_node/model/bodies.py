@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from sim_node.math.rotation_input import as_rotation
 from sim_node.model import geometry as geo
 from sim_node.model.errors import ModelLoadError
 from sim_node.model.robot import Mass
@@ -12,12 +13,14 @@ from sim_node.model.settings import BodySettings
 
 
 def rigid_transform(R, t):
-    R = np.array(R, dtype=float).reshape(3, 3)
-    t = np.array(t, dtype=float).reshape(3)
-    if not (np.all(np.isfinite(R)) and np.all(np.isfinite(t))):
-        raise ValueError("transform contains NaN or infinity")
-    if not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
-        raise ValueError("R is not a rotation matrix")
+    """(R (3, 3), t (3,)) checked: R a rotation as rotation_input reads it (a 3x3 matrix or
+    Klamp't's column-major 9-list), t 3 finite numbers [m]."""
+    R = as_rotation(R, "R")
+    t = np.array(t, dtype=float)
+    if t.shape != (3,):
+        raise ValueError(f"t: a translation is 3 numbers, got shape {t.shape}")
+    if not np.all(np.isfinite(t)):
+        raise ValueError("t: the translation contains NaN or infinity")
     return R, t
 
 
@@ -27,7 +30,7 @@ class _Body:
 
     def __init__(self, name: str, geometry: tuple, R, t):
         self._name = name
-        self.geometry = tuple(geometry)
+        self._geometry = tuple(geometry)
         self._R, self._t = rigid_transform(R, t)
         self.settings = BodySettings()
         self._id = -1
@@ -43,7 +46,24 @@ class _Body:
         return self._R.copy(), self._t.copy()
 
     def getCollisionGeometry(self) -> tuple:
-        return self.geometry
+        """The collision elements (GeometryElement: origin in the body frame, shape)."""
+        return self._geometry
+
+    def geometry(self):
+        """Klamp't's geometry(): a Geometry3D of the collision elements at the body's current
+        transform. Bound to the body: setting its contents (setGeometricPrimitive, loadFile,
+        transform, ...) changes the body's collision geometry (a Simulator made earlier keeps
+        the geometry it was built with); its current transform is a copy."""
+        from sim_node.model.geometry3d import Geometry3D
+
+        g = Geometry3D.of_elements(self._geometry, self._R, self._t)
+        g.bind(self._set_geometry)
+        return g
+
+    def _set_geometry(self, elements):
+        if not elements:
+            raise ValueError(f"'{self._name}' needs collision geometry; the geometry is empty")
+        self._geometry = tuple(elements)
 
 
 class RigidObjectModel(_Body):

@@ -20,7 +20,7 @@ import numbers
 
 import numpy as np
 
-from sim_node.math.rotation_input import as_klampt, as_matrix
+from sim_node.math.rotation_input import as_klampt, as_matrix, as_rotation
 from sim_node.model import contact_lp
 from sim_node.model import equilibrium_torques as _torques
 from sim_node.model import support_polygon as _polygon
@@ -63,11 +63,7 @@ def _rigid_transform(args, what: str) -> tuple:
         R, t = args
     else:
         raise TypeError(f"{what}: takes (R, t) or one (R, t) pair, got {len(args)} arguments")
-    R = as_matrix(R, f"{what}: R")
-    if not np.all(np.isfinite(R)) or not np.allclose(R @ R.T, np.eye(3), atol=1e-6) \
-            or np.linalg.det(R) < 0:
-        raise ValueError(f"{what}: R is not a rotation matrix")
-    return R, _point(t, "the translation t")
+    return as_rotation(R, f"{what}: R"), _point(t, "the translation t")
 
 
 class ContactPoint:

@@ -19,6 +19,8 @@ import numpy as np
 
 from sim_node.engine.api import Data, aba, coriolis, crba, kinematics, ltdl, rnea
 from sim_node.model.builder import RobotStructure, body_mass_properties
+from sim_node.model import drivers as _drivers
+from sim_node.model.config_space import ConfigSpace
 from sim_node.model.settings import RobotSettings
 from sim_node.model.urdf import URDFRobot
 
@@ -103,6 +105,28 @@ def normalized_config(structure: RobotStructure, q, what: str) -> np.ndarray:
     return q
 
 
+def random_config(structure: RobotStructure, lo, hi, unbounded_scale: float = 1.0) -> np.ndarray:
+    """A configuration (nq) drawn from numpy's global generator (np.random.seed repeats it):
+    coordinates bounded on both sides uniform in [lo, hi]; unbounded ones (continuous joints,
+    a floating base's position) from a Laplace distribution of scale unbounded_scale centred
+    at 0, or one-sided from their single finite bound (Klamp't's rule); quaternions uniform
+    on SO(3)."""
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    q = np.empty(structure.model.nq)
+    lo_f, hi_f = np.isfinite(lo), np.isfinite(hi)
+    both = lo_f & hi_f
+    q[both] = np.random.uniform(lo[both], hi[both])
+    if not both.all():
+        lap = np.random.laplace(0.0, unbounded_scale, int(np.count_nonzero(~both)))
+        lo_o, hi_o = lo[~both], hi[~both]
+        q[~both] = np.where(np.isfinite(lo_o), lo_o + np.abs(lap),
+                            np.where(np.isfinite(hi_o), hi_o - np.abs(lap), lap))
+    for k in structure.quaternions:
+        quat = np.random.normal(size=4)
+        q[k:k + 4] = quat / np.linalg.norm(quat)
+    return q
+
+
 def _config_vector(x, n: int, what: str) -> np.ndarray:
     arr = np.array(x, dtype=float).reshape(-1) if not np.isscalar(x) else None
     if arr is None or arr.shape != (n,):
@@ -135,6 +159,7 @@ class RobotModel:
         self._id = -1
         self.world = None
         self._acceleration_limit = None
+        self._drivers = None
         self._settings = RobotSettings(sensors=getattr(urdf, "sensors", ()))
 
     @property
@@ -227,6 +252,15 @@ class RobotModel:
         self._q = normalized_config(self.structure, q, f"robot '{self._name}' config")
         self._frames_valid = False
 
+    def randomizeConfig(self, unboundedScale: float = 1.0):
+        """Moves the robot to a random configuration within its joint limits (see
+        random_config: numpy's global generator, Laplace(unboundedScale) on unbounded
+        coordinates, uniform rotations). Klamp't draws from its own C++ generator instead."""
+        scale = float(unboundedScale)
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"randomizeConfig: unboundedScale must be finite and > 0, got {unboundedScale!r}")
+        self.setConfig(random_config(self.structure, self.structure.q_lower, self.structure.q_upper, scale))
+
     def getVelocity(self) -> np.ndarray:
         return self._v.copy()
 
@@ -265,6 +299,68 @@ class RobotModel:
         floating joints)."""
         return self.structure.effort_limit.copy()
 
+    # -- drivers (Klamp't's actuators: sim_node.model.drivers) --------------------------------
+    def _driver_specs(self) -> list:
+        if self._drivers is None:
+            self._drivers = _drivers.driver_specs(self.structure)
+        return self._drivers
+
+    def numDrivers(self) -> int:
+        """One driver per scalar movable joint (revolute, continuous, prismatic)."""
+        return len(self._driver_specs())
+
+    def driver(self, index_or_name) -> "_drivers.RobotModelDriver":
+        """The driver with this index, or named after its child link (Klamp't's name) or its
+        joint."""
+        specs = self._driver_specs()
+        if isinstance(index_or_name, str):
+            for i, spec in enumerate(specs):
+                if index_or_name in (spec.name, spec.joint):
+                    return _drivers.RobotModelDriver(self, i, spec)
+            raise KeyError(f"robot '{self._name}' has no driver '{index_or_name}'; drivers: "
+                           f"{[s.name for s in specs]}")
+        index = int(index_or_name)
+        if not 0 <= index < len(specs):
+            raise IndexError(f"driver index {index} out of range [0, {len(specs)})")
+        return _drivers.RobotModelDriver(self, index, specs[index])
+
+    def getDrivers(self) -> tuple:
+        return tuple(self.driver(i) for i in range(self.numDrivers()))
+
+    def getDriversDict(self) -> dict:
+        return {d.getName(): d for d in self.getDrivers()}
+
+    def getDriverIndices(self):
+        """(q indices, v indices): the entry of each driver's joint in q and in v, int arrays
+        (numDrivers,)."""
+        specs = self._driver_specs()
+        return (np.array([s.q_index for s in specs], dtype=np.int64),
+                np.array([s.v_index for s in specs], dtype=np.int64))
+
+    def configToDrivers(self, q) -> np.ndarray:
+        """(numDrivers,) driver values of a configuration q (nq)."""
+        return _drivers.driver_values(self._driver_specs(), q, self.model.nq,
+                                      f"robot '{self._name}' configToDrivers", False)
+
+    def velocityToDrivers(self, v) -> np.ndarray:
+        """(numDrivers,) driver velocities of a velocity v (nv)."""
+        return _drivers.driver_values(self._driver_specs(), v, self.model.nv,
+                                      f"robot '{self._name}' velocityToDrivers", True)
+
+    def configFromDrivers(self, values) -> np.ndarray:
+        """(nq) the robot's current configuration with the drivers' entries set to `values`
+        (numDrivers,), as Klamp't (entries without a driver, e.g. a floating base, keep their
+        current values)."""
+        return _drivers.from_driver_values(self._driver_specs(), values, self._q,
+                                           f"robot '{self._name}' configFromDrivers", False)
+
+    def velocityFromDrivers(self, values) -> np.ndarray:
+        """(nv) the robot's current velocity with the drivers' entries set to `values`."""
+        return _drivers.from_driver_values(self._driver_specs(), values, self._v,
+                                           f"robot '{self._name}' velocityFromDrivers", True)
+
+    driversToConfig = configFromDrivers     # (older Klamp't spelling)
+
     # -- dynamics at the current state ---------------------------------------------------
     def getMassMatrix(self) -> np.ndarray:
         return crba.mass_matrix(self.model, self.data, self._q).copy()
@@ -294,6 +390,45 @@ class RobotModel:
 
     def getTotalMass(self) -> float:
         return kinematics.total_mass(self.model)
+
+    # -- geodesics (Klamp't's interpolate / interpolateDeriv / distance) -------------------
+    def interpolate(self, a, b, u: float) -> np.ndarray:
+        """The configuration u of the way from a to b (nq) along the configuration space's
+        geodesic (sim_node.model.config_space): joints with limits and positions linearly,
+        continuous joints the shorter way round, quaternions along the shorter rotation.
+        u = 0 gives a; u outside [0, 1] extrapolates."""
+        a, b, u = self._geodesic_args(a, b, u, "interpolate")
+        return self._config_space().interpolate(a, b, u)
+
+    def interpolateDeriv(self, a, b, u: float = 0.0) -> np.ndarray:
+        """d/du interpolate(a, b, u) at u (default: at a) as a velocity vector (nv, the layout
+        of setVelocity; free joints' rates in child axes). Klamp't gives a config-sized vector;
+        ours is the same for robots whose joints are all scalar."""
+        a, b, u = self._geodesic_args(a, b, u, "interpolateDeriv")
+        return self._config_space().interpolate_deriv(a, b, u)
+
+    def distance(self, a, b) -> float:
+        """Length of the geodesic from a to b: the L2 norm of the joint differences
+        (continuous joints' the shorter way round) and each free rotation's angle [rad]."""
+        a, b, _ = self._geodesic_args(a, b, 0.0, "distance")
+        return self._config_space().distance(a, b)
+
+    def _geodesic_args(self, a, b, u, method: str):
+        what = f"robot '{self._name}' {method}"
+        a = normalized_config(self.structure, a, f"{what}: a")
+        b = normalized_config(self.structure, b, f"{what}: b")
+        try:
+            u = float(u)
+        except (TypeError, ValueError):
+            raise ValueError(f"{what}: u must be a number, got {type(u).__name__}") from None
+        if not math.isfinite(u):
+            raise ValueError(f"{what}: u must be finite, got {u}")
+        return a, b, u
+
+    def _config_space(self) -> ConfigSpace:
+        if getattr(self, "_geodesics", None) is None:
+            self._geodesics = ConfigSpace(self.structure)
+        return self._geodesics
 
     # -- internals -------------------------------------------------------------------------
     def _frames(self):
@@ -381,6 +516,13 @@ class RobotModelLink:
     def getCollisionGeometry(self) -> tuple:
         """The link's collision elements (origin in link coordinates, shape)."""
         return self._robot.urdf.links[self.getName()].collisions
+
+    def geometry(self):
+        """Klamp't's geometry(): a Geometry3D of the link's collision elements at the link's
+        current transform (a copy: changing it does not change the robot)."""
+        from sim_node.model.geometry3d import Geometry3D
+
+        return Geometry3D.of_elements(self.getCollisionGeometry(), *self.getTransform())
 
     def getVisualGeometry(self) -> tuple:
         return self._robot.urdf.links[self.getName()].visuals

@@ -20,8 +20,6 @@ from transforms3d.quaternions import mat2quat
 
 from sim_node.engine.api import BodyKind, Scene
 from sim_node.model import geometry as geo
-from sim_node.model.robot import RobotModel
-from sim_node.model.world import WorldModel
 
 # engine codes (geometry.pxd ShapeType, types.pxd BodyKind)
 SHAPE_CODES = {geo.Sphere: 0, geo.Box: 1, geo.Capsule: 2, geo.Cylinder: 3, geo.Plane: 4}
@@ -221,8 +219,9 @@ def _representative(robot, links) -> int:
     return links[0]
 
 
-def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
-    """The engine Scene of `world` in its current state."""
+def build_scene(world, **scene_options) -> SceneLayout:
+    """The engine Scene of `world` (a WorldModel, or anything with its terrain / rigid object /
+    robot accessors and `simulation`) in its current state."""
     meshes = _MeshTable()
     bodies, shapes, robots, free_bodies = [], [], [], []
     body_of_id = {}
@@ -267,7 +266,7 @@ def build_scene(world: WorldModel, **scene_options) -> SceneLayout:
     robot_first_body = []
     welded = []
     for r in range(world.numRobots()):
-        robot: RobotModel = world.robot(r)
+        robot = world.robot(r)
         st = robot.structure
         settings = robot.settings.body
         first = len(bodies)

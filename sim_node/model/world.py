@@ -18,7 +18,9 @@ from sim_node.model.robot import Mass, RobotModel
 from sim_node.model.bodies import RigidObjectModel, TerrainModel, geometry_mass, rigid_transform
 from sim_node.model.settings import BodySettings, SimulationParameters
 from sim_node.model.urdf import GeometryElement, Origin, URDFRobot, parse_urdf
-from sim_node.model.worldfile import load_world_file
+from sim_node.model.klampt_xml import (KLAMPT_FORMATS, is_wavefront, load_klampt_world,
+                                      save_klampt_world)
+from sim_node.model.worldfile import load_world_file, save_world_file
 from sim_node.model.xacro_files import is_xacro
 
 # (re-exported: their home was this module)
@@ -55,6 +57,34 @@ class WorldModel:
         else:
             raise ModelLoadError(str(path), "file", "unknown world file type; expected .yaml, "
                                  ".urdf, .xacro or a mesh (" + ", ".join(MESH_SUFFIXES) + ")")
+        return True
+
+    def loadFile(self, path) -> bool:
+        """Klamp't's loadFile: a Klamp't XML world (.xml: robots as URDF files, objects and
+        terrains as meshes; sim_node.model.klampt_xml) or anything readFile reads. Klamp't's
+        own .rob / .env / .obj object formats are refused with an error naming the file."""
+        path = Path(path)
+        if path.suffix.lower() == ".xml":
+            load_klampt_world(self, path)
+            return True
+        suffix = path.suffix.lower()
+        if suffix in KLAMPT_FORMATS and not (suffix == ".obj" and is_wavefront(path)):
+            raise ModelLoadError(str(path), "file", f"{KLAMPT_FORMATS[suffix]} is not read by "
+                                 "sim_node; give robots as URDF, terrains and objects as meshes")
+        return self.readFile(path)
+
+    def saveFile(self, path) -> bool:
+        """Write the world: .xml as a Klamp't XML world (sim_node.model.klampt_xml), .yaml /
+        .yml as our world file (sim_node.model.worldfile). Raises ValueError naming an entity
+        the format cannot hold, before writing anything."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".xml":
+            save_klampt_world(self, path)
+        elif suffix in (".yaml", ".yml"):
+            save_world_file(self, path)
+        else:
+            raise ValueError(f"saveFile: '{path}': expected a .xml (Klamp't) or .yaml world file")
         return True
 
     def loadRobot(self, path_or_urdf, fixed_base: bool | None = None, *, name: str | None = None,

@@ -591,3 +591,111 @@ def _sensor_entries(ctx, sensors, where: str, entry) -> tuple:
             values.append((str(key), value))
         out.append(SensorEntry(sensor["name"], sensor["type"], tuple(values)))
     return tuple(out)
+
+
+# -- writing -------------------------------------------------------------------------------------
+def save_world_file(world, path: Path):
+    """Write `world` as a YAML world file that load_world_file reads back to the same world:
+    robots by their URDF file (absolute path) with pose (the root link's placement now),
+    fixed_base and initial_config (the current joint values), rigid objects and terrains by
+    their geometry (one element with identity origin: a primitive, a mesh file, a plane, a
+    heightfield inline) with pose, mass and surface. Raises ValueError naming an entity the
+    format cannot hold (a robot from a URDF string or a xacro, a multi-element body, a rigid
+    object whose mass properties are not its geometry's at uniform density), before writing."""
+    from transforms3d.quaternions import mat2quat
+
+    def pose(R, t):
+        w, x, y, z = mat2quat(np.asarray(R))
+        return {"position": [float(v) for v in t], "orientation": [float(x), float(y),
+                                                                    float(z), float(w)]}
+
+    def surface(settings: BodySettings):
+        s = settings.surface
+        out = {k: float(getattr(s, k)) for k in SURFACE_KEYS - {"padding"}}
+        if settings.padding is not None:
+            out["padding"] = float(settings.padding)
+        return out
+
+    def geometry(body, what):
+        elements = body.getCollisionGeometry()
+        if len(elements) != 1 or not (np.allclose(elements[0].origin.R, np.eye(3))
+                                      and np.allclose(elements[0].origin.p, 0)):
+            raise ValueError(f"{what} '{body.getName()}': only one geometry element at the body "
+                             "origin has a world-file form")
+        shape = elements[0].shape
+        if isinstance(shape, geo.Box):
+            return {"box": [float(v) for v in shape.size]}
+        if isinstance(shape, geo.Sphere):
+            return {"sphere": float(shape.radius)}
+        if isinstance(shape, (geo.Cylinder, geo.Capsule)):
+            kind = "cylinder" if isinstance(shape, geo.Cylinder) else "capsule"
+            return {kind: [float(shape.radius), float(shape.length)]}
+        if isinstance(shape, geo.Plane):
+            return {"plane": {"normal": [float(v) for v in shape.normal],
+                              "offset": float(shape.offset)}}
+        if isinstance(shape, geo.Heightfield):
+            return {"heightfield": {"heights": shape.heights.tolist(),
+                                    "size": [float(v) for v in shape.size]}}
+        return {"mesh": str(Path(shape.path).resolve()), "scale": [float(v) for v in shape.scale],
+                "concave": bool(shape.concave)}
+
+    doc = {"simulation": {"physics_dt": float(world.simulation.physics_dt),
+                          "gravity": [float(g) for g in world.simulation.gravity],
+                          "padding": float(world.simulation.padding),
+                          "max_contacts": int(world.simulation.max_contacts)}}
+    robots = []
+    for i in range(world.numRobots()):
+        robot = world.robot(i)
+        source = robot.urdf.source
+        if not source or source == "<string>" or not Path(source).is_file():
+            raise ValueError(f"robot '{robot.getName()}' was not loaded from a URDF file "
+                             f"(source {source!r}): a world file names robots by their file")
+        st = robot.structure
+        q = robot.getConfig()
+        entry = {"name": robot.getName(), "urdf": str(Path(source).resolve()),
+                 "fixed_base": not robot.isFloatingBase(),
+                 "pose": pose(*robot.link(0).getTransform())}
+        initial = {}
+        for joint in robot.getJointNames():
+            k, n = st.joint_q_index[joint], st.joint_nq[joint]
+            initial[joint] = float(q[k]) if n == 1 else [float(v) for v in q[k:k + n]]
+        if initial:
+            entry["initial_config"] = initial
+        settings = robot.settings
+        if settings.namespace is not None:
+            entry["namespace"] = settings.namespace
+        if settings.controller:
+            entry["controller"] = {k: {j: float(g) for j, g in v.items()}
+                                   for k, v in settings.controller.items()}
+        if settings.plugins:
+            entry["plugins"] = [{"name": p.name, **({"config": dict(p.config)} if p.config
+                                                     else {})} for p in settings.plugins]
+        entry["self_collision"] = bool(settings.self_collision)
+        entry["surface"] = surface(settings.body)
+        robots.append(entry)
+    objects = []
+    for i in range(world.numRigidObjects()):
+        obj = world.rigidObject(i)
+        spec = geometry(obj, "rigid object")
+        m = obj.getMass()
+        uniform = geometry_mass(obj.getCollisionGeometry(), m.getMass(), "")
+        if not (np.allclose(uniform.getCom(), m.getCom(), atol=1e-9)
+                and np.allclose(uniform.getInertia(), m.getInertia(), rtol=1e-6, atol=1e-12)):
+            raise ValueError(f"rigid object '{obj.getName()}': its mass properties are not its "
+                             "geometry's at uniform density, which a world file cannot say")
+        objects.append({"name": obj.getName(), "geometry": spec, "mass": float(m.getMass()),
+                        "pose": pose(*obj.getTransform()), "surface": surface(obj.settings)})
+    terrains = []
+    for i in range(world.numTerrains()):
+        terrain = world.terrain(i)
+        terrains.append({"name": terrain.getName(), "geometry": geometry(terrain, "terrain"),
+                         "pose": pose(*terrain.getTransform()),
+                         "surface": surface(terrain.settings)})
+    if robots:
+        doc["robots"] = robots
+    if objects:
+        doc["rigid_objects"] = objects
+    if terrains:
+        doc["terrains"] = terrains
+    text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
+    Path(path).write_text(text, encoding="utf-8")

@@ -216,6 +216,12 @@ class SimRobotController:
     def numSensors(self) -> int:
         return len(self._sensors)
 
+    def getSensors(self) -> tuple:
+        return tuple(self._sensors)
+
+    def getSensorsDict(self) -> dict:
+        return {s.name(): s for s in self._sensors}
+
     # -- sensing ---------------------------------------------------------------------------
     def getSensedConfig(self) -> np.ndarray:
         return self._scene.robot_q[self._index].copy()
@@ -250,6 +256,11 @@ class SimRobotController:
 
     def getCommandedTorque(self) -> np.ndarray:
         """The actuator torques of the last physics substep, after the torque limits (nv)."""
+        return self._scene.robot_tau[self._index].copy()
+
+    def getSensedTorque(self) -> np.ndarray:
+        """What an ideal joint torque sensor reads: the actuator torques applied at the last
+        physics substep (nv, as getCommandedTorque; Klamp't reads 0 without a torque sensor)."""
         return self._scene.robot_tau[self._index].copy()
 
     def getControlType(self) -> str:
@@ -303,6 +314,24 @@ class SimRobotController:
             self._scene.set_commands(self._index, ACTUATOR_TORQUE, None, None, torques)
         except ValueError as error:
             raise ValueError(f"setTorqueCommand: {error}") from None
+        self._stop_queue()
+
+    def setTorque(self, t):
+        """Klamp't's torque command: `t` has one torque per driver (robot.numDrivers(), in
+        driver order [N m or N]) or is any vector setTorqueCommand takes (joint DOFs or nv).
+        Clipped to the torque limits, held until the next command; cancels a motion queue."""
+        robot = self._robot
+        a = np.asarray(t, dtype=float) if not isinstance(t, str) else None
+        nd = robot.numDrivers()
+        if a is not None and a.shape == (nd,) and nd not in (self._n, robot.model.nv):
+            # joints without a driver (spherical, planar, floating) get no torque
+            torques = np.zeros(self._n)
+            torques[robot.getDriverIndices()[1] - self._offset] = a
+            t = torques
+        try:
+            self._scene.set_commands(self._index, ACTUATOR_TORQUE, None, None, t)
+        except ValueError as error:
+            raise ValueError(f"setTorque: {error} (or give {nd} driver torques)") from None
         self._stop_queue()
 
     def setVelocity(self, dq, dt: float):

@@ -18,8 +18,8 @@ def test_default_world_loads_robots_objects_terrains_and_parameters():
     assert world.readFile(WORLDS / "default.yaml") is True
     assert world.simulation.physics_dt == 0.001 and world.simulation.max_contacts == 20
     assert [world.terrain(i).getName() for i in range(world.numTerrains())] == ["ground", "table"]
-    assert isinstance(world.terrain("ground").geometry[0].shape, geo.Plane)
-    assert isinstance(world.terrain("table").geometry[0].shape, geo.Mesh)
+    assert isinstance(world.terrain("ground").getCollisionGeometry()[0].shape, geo.Plane)
+    assert isinstance(world.terrain("table").getCollisionGeometry()[0].shape, geo.Mesh)
     assert world.numRigidObjects() == 4
     box = world.rigidObject("red_box")
     assert box.getMass().getMass() == pytest.approx(0.2)
@@ -147,7 +147,7 @@ terrains:
     np.testing.assert_allclose(t, [1, 2, 3])
     inertia = cyl.getMass().getInertia().reshape(3, 3)
     np.testing.assert_allclose(np.diag(inertia), [2 * (3 * 0.01 + 0.16) / 12] * 2 + [0.01])
-    plane = world.terrain("slope").geometry[0].shape
+    plane = world.terrain("slope").getCollisionGeometry()[0].shape
     np.testing.assert_allclose(plane.normal, [0, np.sqrt(0.5), np.sqrt(0.5)])
 
 
@@ -193,12 +193,12 @@ rigid_objects:
 """)
     world = sim_node.WorldModel()
     world.readFile(path)
-    inline = world.terrain("inline").geometry[0].shape
+    inline = world.terrain("inline").getCollisionGeometry()[0].shape
     assert isinstance(inline, geo.Heightfield) and inline.heights.shape == (2, 2)
     assert inline.spacing == (2.0, 1.0)
-    filed = world.terrain("filed").geometry[0].shape
+    filed = world.terrain("filed").getCollisionGeometry()[0].shape
     assert filed.heights.shape == (3, 4) and filed.spacing == (1.0, 1.0)
-    assert world.rigidObject("tray").geometry[0].shape.concave is True
+    assert world.rigidObject("tray").getCollisionGeometry()[0].shape.concave is True
 
 
 @pytest.mark.parametrize("geometry, problem", [

@@ -353,3 +353,73 @@ def test_fake_simulate_turns_a_ball_joint_under_a_velocity_command():
     q = c.getSensedConfig()
     np.testing.assert_allclose(rotation_between(q0[:4], q[:4]), w * 0.4, atol=1e-9)
     assert q[4] == pytest.approx(q0[4] + 0.08, abs=1e-9)
+
+
+# -- setTorque (Klamp't's torque command) -------------------------------------------------------
+def test_set_torque_first_step_accelerates_the_pendulum_by_tau_over_inertia():
+    # hanging at rest (theta = 0: no gravity torque), a torque tau gives qdd = tau / I about
+    # the pivot. The first physics step (semi-implicit Euler, the joint damping b implicit in
+    # the solve) ends at v = tau dt / (I + b dt) (= qdd dt to 5e-5 here), theta = v dt.
+    world, sim = pendulum_sim()
+    c = sim.controller(0)
+    tau = 2.0
+    inertia = PENDULUM_ICOM + PENDULUM_M * PENDULUM_L ** 2
+    dt = world.simulation.physics_dt
+    c.setTorque([tau])
+    assert c.getControlType() == "torque"
+    sim.simulate(dt)
+    v1 = tau * dt / (inertia + PENDULUM_B * dt)
+    assert c.getSensedVelocity()[0] == pytest.approx(v1, rel=1e-9)
+    assert c.getSensedConfig()[0] == pytest.approx(v1 * dt, rel=1e-9)
+    assert v1 / dt == pytest.approx(tau / inertia, rel=1e-4)
+    np.testing.assert_allclose(c.getCommandedTorque(), [tau])
+    np.testing.assert_allclose(c.getSensedTorque(), [tau])
+
+
+def test_set_torque_swing_follows_the_torque_driven_pendulum_ode():
+    _, sim = pendulum_sim()
+    c = sim.controller(0)
+    tau = 3.0
+    inertia = PENDULUM_ICOM + PENDULUM_M * PENDULUM_L ** 2
+    c.setTorque([tau])
+
+    def dynamics(t, x):
+        theta, omega = x
+        return [omega, (tau - PENDULUM_M * G * PENDULUM_L * math.sin(theta)
+                        - PENDULUM_B * omega) / inertia]
+
+    times = np.arange(1, 101) * 0.01
+    ode = solve_ivp(dynamics, (0, 1.0), [0.0, 0.0], t_eval=times, rtol=1e-10, atol=1e-12)
+    angles = []
+    for _ in times:
+        sim.simulate(0.01)
+        angles.append(c.getSensedConfig()[0])
+    # first-order integration at 1 ms: agreement to a few 1e-3 rad over the swing
+    np.testing.assert_allclose(angles, ode.y[0], atol=5e-3)
+    assert max(angles) > 0.5         # it did swing
+
+
+def test_set_torque_takes_one_torque_per_driver_and_skips_joints_without_one():
+    # a spherical joint (3 DOFs, no driver) then a revolute one (a driver): setTorque with one
+    # value drives the revolute joint and leaves the ball joint without torque
+    urdf = """<robot name="ballarm">
+  <link name="world"/>
+  <link name="a"><inertial><origin xyz="0 0 -0.5"/><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="b"><inertial><mass value="1"/>
+    <inertia ixx="0.02" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="ball" type="spherical"><parent link="world"/><child link="a"/></joint>
+  <joint name="twist" type="revolute"><parent link="a"/><child link="b"/>
+    <origin xyz="0 0 -1"/><axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="5" velocity="5"/>
+  </joint>
+</robot>"""
+    world = sim_node.WorldModel()
+    robot = world.loadRobot(urdf)
+    assert robot.numDrivers() == 1 and robot.driver(0).getName() == "b"
+    sim = sim_node.Simulator(world)
+    c = sim.controller(0)
+    c.setTorque([1.5])
+    sim.simulate(world.simulation.physics_dt)
+    np.testing.assert_allclose(c.getCommandedTorque(), [0.0, 0.0, 0.0, 1.5])
+    with pytest.raises(ValueError, match="setTorque: .*or give 1 driver torques"):
+        c.setTorque([1.0, 2.0])

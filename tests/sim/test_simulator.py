@@ -332,7 +332,7 @@ def test_entities_added_and_removed_while_running_keep_everything_else_going(tmp
   - name: proto
     geometry: {box: [0.1, 0.1, 0.1]}
     mass: 1.0
-""", tmp_path).rigidObject(0).geometry, sim_node.Mass(1.0, inertia=[0.002] * 3),
+""", tmp_path).rigidObject(0).getCollisionGeometry(), sim_node.Mass(1.0, inertia=[0.002] * 3),
         t=[2.0, 0.0, 1.0])
     sim.addEntity(box)
     assert sim.controller(0) is c and sim.getTime() == t
@@ -532,7 +532,7 @@ def test_an_entity_whose_geometry_cannot_be_simulated_is_not_added_and_changes_n
     before, names = sim.getState(), [world.getName(i) for i in range(world.numIDs())]
     proto = sim_node.WorldModel()
     proto.readFile(tmp_path / "flat.yaml")
-    flat = sim_node.RigidObjectModel("thing", proto.rigidObject(0).geometry,
+    flat = sim_node.RigidObjectModel("thing", proto.rigidObject(0).getCollisionGeometry(),
                                      sim_node.Mass(1.0, inertia=[0.1] * 3), t=[0, 0, 1])
     with pytest.raises(ValueError) as failure:
         sim.addEntity(flat)
@@ -547,7 +547,7 @@ def test_an_entity_whose_geometry_cannot_be_simulated_is_not_added_and_changes_n
   - name: proto
     geometry: {box: [0.1, 0.1, 0.1]}
     mass: 1.0
-""", tmp_path).rigidObject(0).geometry, sim_node.Mass(1.0, inertia=[0.002] * 3), t=[2, 0, 1])
+""", tmp_path).rigidObject(0).getCollisionGeometry(), sim_node.Mass(1.0, inertia=[0.002] * 3), t=[2, 0, 1])
     sim.addEntity(box)
     assert world.rigidObject("thing") is box
 
