@@ -160,7 +160,7 @@ class Hold:
         contact's position and the link's rotation fixed to R (3x3 or Klamp't's 9-list) —
         Klamp't's Hold::SetupFixedIKConstraint. Needs link and contacts set."""
         obj = self._new_objective("setupFixedIKConstraint", localPos0)
-        obj.setFixedRotConstraint(as_klampt(as_matrix(R, "Hold.setupFixedIKConstraint: R")))
+        obj.setFixedRotConstraint(as_klampt(as_rotation(R, "Hold.setupFixedIKConstraint: R")))
         self.ikConstraint = obj
 
     def setupPointIKConstraint(self, localPos0):

@@ -178,3 +178,29 @@ def test_hold_transform_moves_contacts_in_klampt_form():
     h.transform((R.T.reshape(9).tolist(), [1.0, 0.0, 0.0]))
     for c, x in zip(h.contacts, before):
         np.testing.assert_allclose(c.x, R @ x + [1, 0, 0], atol=1e-15)
+
+
+def test_hold_set_fixed_pins_the_link_where_it_touches():
+    ik = pytest.importorskip("sim_node.model.ik")
+    import sim_node
+    from test_equilibrium_torques import planar_arm_urdf
+    robot = sim_node.WorldModel().loadRobot(planar_arm_urdf(), fixed_base=True)
+    robot.setConfig([0.4, -0.9, 0.5])
+    link = robot.link("l3")
+    points = [link.getWorldPosition(p) for p in ([0.5, 0, 0], [0.3, 0.1, 0], [0.3, -0.1, 0.05])]
+    for count, rot_dims in ((1, 0), (2, 2), (3, 3)):
+        h = Hold()
+        h.setFixed(link, [ContactPoint(x, (0, 0, 1), 0.5) for x in points[:count]])
+        assert h.link == link.getIndex() and len(h.contacts) == count
+        assert h.ikConstraint.numPosDims() == 3 and h.ikConstraint.numRotDims() == rot_dims
+        solver = ik.IKSolver(robot)
+        solver.add(h.ikConstraint)
+        np.testing.assert_allclose(solver.getResidual(), 0.0, atol=1e-12)   # held where it is
+    local, world = h.ikConstraint.getPosition()
+    h.transform(np.eye(3), [0.0, 0.0, 0.1])
+    np.testing.assert_allclose(h.ikConstraint.getPosition()[1], np.add(world, [0, 0, 0.1]))
+    np.testing.assert_allclose(h.contacts[0].x, points[0] + [0, 0, 0.1])
+    with pytest.raises(TypeError, match="RobotModelLink"):
+        Hold().setFixed("l3", h.contacts)
+    with pytest.raises(ValueError, match="non-empty list of ContactPoint"):
+        Hold().setFixed(link, [])
