@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from klampt_reference import run_klampt
 from scipy.optimize import nnls
+from scipy.spatial.transform import Rotation
 
 import sim_node
 from sim_node.model import contact_lp
@@ -132,10 +133,34 @@ for fixed_rotation in (False, True):
         obj.setFixedPoint(4, [0.01, 0.02, 0.03], [0.1, -0.2, 0.0])
     h.ikConstraint = obj
     out["holds"].append(loader.write_Hold(h))
+out["ours_read"] = []
+for text in data["our_holds"]:
+    h = loader.read_Hold(text)
+    out["ours_read"].append({"link": h.link, "contacts": [c.tolist() for c in h.contacts],
+                             "position": h.ikConstraint.getPosition(),
+                             "rot_dims": h.ikConstraint.numRotDims(),
+                             "rotation": h.ikConstraint.getRotation()})
 slope = np.array([[0.0, 0.0, 0.0, np.sin(0.3), 0.0, np.cos(0.3), 0.0]])
 out["frictionless"] = robotsim.com_equilibrium(slope, [0, 0, -1], [0, 0, 1])
 emit(out)
 """
+
+
+def our_holds():
+    """Two holds in our text: a point hold and a fixed-frame hold (Klamp't's reader takes
+    those two kinds)."""
+    holds = []
+    for fixed in (False, True):
+        h = Hold()
+        h.link = 6
+        h.contacts = [ContactPoint([0.5, 0.25, -0.125], [0.0, 0.8, 0.6], 0.3)]
+        if fixed:
+            h.setupFixedIKConstraint([0.01, 0.02, 0.03], Rotation.from_rotvec([0.3, -0.2, 0.1])
+                                     .as_matrix())
+        else:
+            h.setupPointIKConstraint([0.01, 0.02, 0.03])
+        holds.append(h)
+    return holds
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +169,8 @@ def klampt(tmp_path_factory):
     arm = tmp / "arm3.urdf"
     arm.write_text(ARM_URDF)
     data = tmp / "contact_cases.json"     # (too long for the script's command line)
-    data.write_text(json.dumps({"sets": SETS, "arms": ARMS}))
+    data.write_text(json.dumps({"sets": SETS, "arms": ARMS,
+                                "our_holds": [write_hold(h) for h in our_holds()]}))
     body = f"DATA = {str(data)!r}\nARM3 = {str(arm)!r}\n" + BODY
     return run_klampt(body, tmp, timeout=900)
 
@@ -316,8 +342,24 @@ def test_holds_written_by_klampt_read_back(klampt):
     np.testing.assert_allclose(world, [0.1, -0.2, 0.0])
     assert point.ikConstraint.numRotDims() == 0 and transform.ikConstraint.numRotDims() == 3
     R, t = transform.ikConstraint.getTransform()
-    from scipy.spatial.transform import Rotation
     np.testing.assert_allclose(np.array(R).reshape(3, 3).T,
                                Rotation.from_rotvec([0.1, 0.2, 0.3]).as_matrix(), atol=1e-12)
     np.testing.assert_allclose(t, [0.4, 0.5, 0.6], atol=1e-12)
     assert read_hold(write_hold(point)).ikConstraint.getPosition()[1] == pytest.approx(world)
+
+
+def test_klampt_reads_the_holds_we_write(klampt):
+    for ours, theirs in zip(our_holds(), klampt["ours_read"]):
+        assert theirs["link"] == 6
+        np.testing.assert_allclose(theirs["contacts"], [c.tolist() for c in ours.contacts])
+        assert theirs["rot_dims"] == ours.ikConstraint.numRotDims()
+        if theirs["rot_dims"] == 0:
+            for got, want in zip(theirs["position"], ours.ikConstraint.getPosition()):
+                np.testing.assert_allclose(got, want, atol=1e-12)
+        else:    # Klamp't keeps a fixed frame as (R, t): compare the frames
+            np.testing.assert_allclose(theirs["rotation"], ours.ikConstraint.getRotation(),
+                                       atol=1e-12)
+            R = np.array(theirs["rotation"]).reshape(3, 3).T
+            local, world = (np.array(v) for v in theirs["position"])
+            np.testing.assert_allclose(world - R @ local, ours.ikConstraint.getTransform()[1],
+                                       atol=1e-12)
