@@ -46,7 +46,8 @@ def test_every_contact_list_form_gives_the_same_rows():
     for form in forms:
         np.testing.assert_array_equal(contact_array(form), TABLE)
     np.testing.assert_array_equal(contact_array(points[0]), [TABLE[0]])
-    np.testing.assert_array_equal(contact_array(([1, 2, 3], [0, 0, 1], 0.2)), [[1, 2, 3, 0, 0, 1, 0.2]])
+    np.testing.assert_array_equal(contact_array(([1, 2, 3], [0, 0, 1], 0.2)),
+                                  [[1, 2, 3, 0, 0, 1, 0.2]])
     assert contact_array([]).shape == (0, 7)
 
 

@@ -58,7 +58,8 @@ ARM_URDF = """<robot name="arm3"><link name="world"/>
 <joint name="j{i}" type="revolute"><parent link="{p}"/><child link="l{i}"/>
  <origin xyz="{o}"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="{e}" velocity="2"/>
 </joint>""" for i, (m, e, p, o) in enumerate(
-        [(2.0, 50.0, "base", "0 0 0.3"), (1.5, 30.0, "l1", "0.5 0 0"), (1.0, 10.0, "l2", "0.5 0 0")],
+        [(2.0, 50.0, "base", "0 0 0.3"), (1.5, 30.0, "l1", "0.5 0 0"),
+         (1.0, 10.0, "l2", "0.5 0 0")],
         1)) + "</robot>"
 
 
@@ -324,7 +325,8 @@ def test_equilibrium_torques_agree_with_klampt(klampt):
             h.contacts = [ContactPoint(r[0:3], r[3:6], r[6]) for r in rows]
             holds.append(h)
         for norm, p in ((0, np.inf), (1, 1)):
-            ours, theirs = equilibrium_torques(robot, holds, (0, 0, -9.8), norm=norm), ref[str(norm)]
+            ours = equilibrium_torques(robot, holds, (0, 0, -9.8), norm=norm)
+            theirs = ref[str(norm)]
             assert (ours is None) == (theirs is None)
             if ours is None:
                 continue
