@@ -28,10 +28,13 @@ from sim_node.model import support_polygon as _polygon
 UNIT_TOLERANCE = 1e-6   # |‖n‖ - 1| accepted for a unit normal
 
 
-def _point(x, what: str) -> np.ndarray:
-    a = np.array(x, dtype=float)
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"ContactPoint: {what} must be 3 finite numbers, got {x!r}")
+def _point(x, what: str, where: str = "ContactPoint") -> np.ndarray:
+    try:
+        a = np.array(x, dtype=float)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{where}: {what} must be 3 finite numbers, got {x!r}")
     return a
 
 
@@ -63,7 +66,7 @@ def _rigid_transform(args, what: str) -> tuple:
         R, t = args
     else:
         raise TypeError(f"{what}: takes (R, t) or one (R, t) pair, got {len(args)} arguments")
-    return as_rotation(R, f"{what}: R"), _point(t, "the translation t")
+    return as_rotation(R, f"{what}: R"), _point(t, "the translation t", what)
 
 
 class ContactPoint:
@@ -171,7 +174,7 @@ class Hold:
     def _new_objective(self, what: str, localPos0):
         if self.link is None or not self.contacts:
             raise ValueError(f"Hold.{what}: set the hold's link (index) and contacts first")
-        local = _point(localPos0, f"Hold.{what}: localPos0")
+        local = _point(localPos0, "localPos0", f"Hold.{what}")
         obj = _ik().IKObjective()
         obj.setLinks(int(self.link), -1)
         obj.setFixedPosConstraint(local.tolist(), self.contacts[0].x.tolist())
@@ -193,9 +196,7 @@ class Hold:
 
     def load(self, path):
         """Read a hold in Klamp't's text format into this one."""
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        h = read_hold(text, where=str(path))
+        h = read_hold(_read_text(path), where=str(path))
         self.link, self.ikConstraint, self.contacts = h.link, h.ikConstraint, h.contacts
 
     def __repr__(self):
@@ -241,10 +242,9 @@ class Stance(dict):
             f.write(write_stance(self))
 
     def load(self, path):
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        stance = read_stance(_read_text(path), where=str(path))
         self.clear()
-        self.update(read_stance(text, where=str(path)))
+        self.update(stance)
 
 
 # -- contact lists -------------------------------------------------------------------------
@@ -460,6 +460,15 @@ def write_hold(h: Hold) -> str:
         lines.append(f"axis = {_vec(axis_local)}  \\\n       {_vec(axis_world)}")
     lines.append("end")
     return "\n".join(lines) + "\n"
+
+
+def _read_text(path) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a text file (Klamp't's hold and stance files are "
+                         "UTF-8 text)") from None
 
 
 def _logical_lines(text: str) -> list:

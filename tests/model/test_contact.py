@@ -205,3 +205,16 @@ def test_hold_set_fixed_pins_the_link_where_it_touches():
         Hold().setFixed("l3", h.contacts)
     with pytest.raises(ValueError, match="non-empty list of ContactPoint"):
         Hold().setFixed(link, [])
+
+
+def test_hold_files_that_are_not_text_are_refused(tmp_path):
+    path = tmp_path / "bad.hold"
+    path.write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(ValueError, match="bad.hold: not a text file"):
+        Hold().load(path)
+    with pytest.raises(ValueError, match="not a text file"):
+        Stance().load(path)
+    with pytest.raises(ValueError, match=r"Hold.setupPointIKConstraint: localPos0 must be 3"):
+        make_hold().setupPointIKConstraint([0, 0])
+    with pytest.raises(ValueError, match=r"Hold.transform: the translation t must be 3"):
+        make_hold().transform(np.eye(3), [0, float("nan"), 0])
