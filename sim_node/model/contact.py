@@ -11,7 +11,8 @@ normal force that body receives — as in ``Simulator.getContacts(id1, id2)``, w
 The stability tests take contacts in any form Klamp't takes them: a ContactPoint, a Hold, a
 Stance, a list (nested at will) of those, an (N, 7) array or list of 7-lists
 [x, y, z, nx, ny, nz, kFriction], or a tuple (points (N, 3), normals (N, 3), kFriction scalar
-or (N,)). Friction cones are polyhedral with 4 edges, as Klamp't's (sim_node.model.contact_lp).
+or (N,)). Friction cones are polyhedral with 4 edges, as Klamp't's (sim_node.model.contact_lp);
+set_friction_cone_approximation_edges changes that count for all four tests, as in Klamp't.
 """
 from __future__ import annotations
 
@@ -339,11 +340,30 @@ def _vector3(v, what: str) -> np.ndarray:
 
 # -- stability tests -----------------------------------------------------------------------
 
+# Klamp't's global friction-cone edge count (robotsim's gStabilityNumFCEdges), read by every
+# stability test below
+_cone_edges = contact_lp.DEFAULT_NUM_EDGES
+
+
+def set_friction_cone_approximation_edges(numEdges) -> None:
+    """Set the number of edges (an integer >= 3; 4 by default, as Klamp't) of the polyhedral
+    friction cones of force_closure, com_equilibrium, support_polygon and equilibrium_torques
+    (Klamp't's global setting; also sim_node.set_friction_cone_approximation_edges)."""
+    global _cone_edges
+    if isinstance(numEdges, bool) or not isinstance(numEdges, numbers.Integral):
+        raise TypeError(f"set_friction_cone_approximation_edges: numEdges must be an integer, "
+                        f"got {type(numEdges).__name__}")
+    if numEdges < 3:
+        raise ValueError(f"set_friction_cone_approximation_edges({numEdges}): a friction cone "
+                         "needs at least 3 edges")
+    _cone_edges = int(numEdges)
+
+
 def force_closure(contactOrHoldList) -> bool:
     """True iff the contacts' friction cones can resist any wrench on the body (force
     closure). Exact for the polyhedral cones, whatever the frame (see the README for where
     Klamp't 0.10.1's test differs)."""
-    return contact_lp.force_closure(contact_array(contactOrHoldList))
+    return contact_lp.force_closure(contact_array(contactOrHoldList), _cone_edges)
 
 
 def com_equilibrium(contactOrHoldList, fext=(0.0, 0.0, -1.0), com=None):
@@ -358,8 +378,9 @@ def com_equilibrium(contactOrHoldList, fext=(0.0, 0.0, -1.0), com=None):
     rows = contact_array(contactOrHoldList)
     fext = _vector3(fext, "com_equilibrium: fext")
     if com is None:
-        return contact_lp.any_com_equilibrium(rows, fext)
-    forces = contact_lp.com_equilibrium_forces(rows, fext, _vector3(com, "com_equilibrium: com"))
+        return contact_lp.any_com_equilibrium(rows, fext, _cone_edges)
+    forces = contact_lp.com_equilibrium_forces(rows, fext, _vector3(com, "com_equilibrium: com"),
+                                               _cone_edges)
     return None if forces is None else forces.tolist()
 
 
@@ -367,7 +388,7 @@ def support_polygon(contactOrHoldList) -> list:
     """The support polygon under gravity (0, 0, -1): half-planes [nx, ny, offset] with unit
     outward normals, a COM (x, y) being supported iff nx x + ny y <= offset for all of them.
     [[0, 0, -1]] when no COM is supported, [] when every COM is."""
-    return _polygon.support_polygon(contact_array(contactOrHoldList))
+    return _polygon.support_polygon(contact_array(contactOrHoldList), _cone_edges)
 
 
 def equilibrium_torques(robot, holdList, fext=(0.0, 0.0, -9.8), internalTorques=None,
@@ -407,7 +428,7 @@ def equilibrium_torques(robot, holdList, fext=(0.0, 0.0, -9.8), internalTorques=
     if norm not in (0, 1, 2):
         raise ValueError(f"equilibrium_torques: norm must be 0 (l-infinity), 1 or 2, got "
                          f"{norm!r}")
-    result = _torques.equilibrium_torques(robot, rows, links, fext, tint, norm)
+    result = _torques.equilibrium_torques(robot, rows, links, fext, tint, norm, _cone_edges)
     if result is None:
         return None
     t, f = result

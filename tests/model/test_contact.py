@@ -218,3 +218,26 @@ def test_hold_files_that_are_not_text_are_refused(tmp_path):
         make_hold().setupPointIKConstraint([0, 0])
     with pytest.raises(ValueError, match=r"Hold.transform: the translation t must be 3"):
         make_hold().transform(np.eye(3), [0, float("nan"), 0])
+
+
+def test_friction_cone_edge_count_is_klampts_global_setting():
+    """Klamp't programs call set_friction_cone_approximation_edges(n) before the stability
+    tests. A table pulled sideways along its diagonal: the 4-edge cone (edges along x and y)
+    holds a tangential force up to mu / sqrt(2) = 0.354 there, the 8-edge one up to mu = 0.5
+    (the diagonal is one of its edges); 0.3 (1, 1) has magnitude 0.424."""
+    import sim_node
+
+    pull = (0.3, 0.3, -1.0)
+    try:
+        sim_node.set_friction_cone_approximation_edges(8)
+        assert com_equilibrium(TABLE, pull, [0, 0, 0.1]) is not None
+        assert com_equilibrium(TABLE, pull) is True
+        sim_node.set_friction_cone_approximation_edges(4)
+        assert com_equilibrium(TABLE, pull, [0, 0, 0.1]) is None
+        assert com_equilibrium(TABLE, pull) is False
+        with pytest.raises(ValueError, match="at least 3 edges"):
+            sim_node.set_friction_cone_approximation_edges(2)
+        with pytest.raises(TypeError, match="integer"):
+            sim_node.set_friction_cone_approximation_edges(4.0)
+    finally:
+        sim_node.set_friction_cone_approximation_edges(4)
