@@ -11,7 +11,8 @@ normal force that body receives — as in ``Simulator.getContacts(id1, id2)``, w
 The stability tests take contacts in any form Klamp't takes them: a ContactPoint, a Hold, a
 Stance, a list (nested at will) of those, an (N, 7) array or list of 7-lists
 [x, y, z, nx, ny, nz, kFriction], or a tuple (points (N, 3), normals (N, 3), kFriction scalar
-or (N,)). Friction cones are polyhedral with 4 edges, as Klamp't's (sim_node.model.contact_lp).
+or (N,)). Friction cones are polyhedral with 4 edges, as Klamp't's (sim_node.model.contact_lp);
+set_friction_cone_approximation_edges changes that count for all four tests, as in Klamp't.
 """
 from __future__ import annotations
 
@@ -28,10 +29,13 @@ from sim_node.model import support_polygon as _polygon
 UNIT_TOLERANCE = 1e-6   # |‖n‖ - 1| accepted for a unit normal
 
 
-def _point(x, what: str) -> np.ndarray:
-    a = np.array(x, dtype=float)
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"ContactPoint: {what} must be 3 finite numbers, got {x!r}")
+def _point(x, what: str, where: str = "ContactPoint") -> np.ndarray:
+    try:
+        a = np.array(x, dtype=float)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{where}: {what} must be 3 finite numbers, got {x!r}")
     return a
 
 
@@ -63,7 +67,7 @@ def _rigid_transform(args, what: str) -> tuple:
         R, t = args
     else:
         raise TypeError(f"{what}: takes (R, t) or one (R, t) pair, got {len(args)} arguments")
-    return as_rotation(R, f"{what}: R"), _point(t, "the translation t")
+    return as_rotation(R, f"{what}: R"), _point(t, "the translation t", what)
 
 
 class ContactPoint:
@@ -160,7 +164,7 @@ class Hold:
         contact's position and the link's rotation fixed to R (3x3 or Klamp't's 9-list) —
         Klamp't's Hold::SetupFixedIKConstraint. Needs link and contacts set."""
         obj = self._new_objective("setupFixedIKConstraint", localPos0)
-        obj.setFixedRotConstraint(as_klampt(as_matrix(R, "Hold.setupFixedIKConstraint: R")))
+        obj.setFixedRotConstraint(as_klampt(as_rotation(R, "Hold.setupFixedIKConstraint: R")))
         self.ikConstraint = obj
 
     def setupPointIKConstraint(self, localPos0):
@@ -171,7 +175,7 @@ class Hold:
     def _new_objective(self, what: str, localPos0):
         if self.link is None or not self.contacts:
             raise ValueError(f"Hold.{what}: set the hold's link (index) and contacts first")
-        local = _point(localPos0, f"Hold.{what}: localPos0")
+        local = _point(localPos0, "localPos0", f"Hold.{what}")
         obj = _ik().IKObjective()
         obj.setLinks(int(self.link), -1)
         obj.setFixedPosConstraint(local.tolist(), self.contacts[0].x.tolist())
@@ -193,9 +197,7 @@ class Hold:
 
     def load(self, path):
         """Read a hold in Klamp't's text format into this one."""
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        h = read_hold(text, where=str(path))
+        h = read_hold(_read_text(path), where=str(path))
         self.link, self.ikConstraint, self.contacts = h.link, h.ikConstraint, h.contacts
 
     def __repr__(self):
@@ -241,10 +243,9 @@ class Stance(dict):
             f.write(write_stance(self))
 
     def load(self, path):
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        stance = read_stance(_read_text(path), where=str(path))
         self.clear()
-        self.update(read_stance(text, where=str(path)))
+        self.update(stance)
 
 
 # -- contact lists -------------------------------------------------------------------------
@@ -339,25 +340,30 @@ def _vector3(v, what: str) -> np.ndarray:
 
 # -- stability tests -----------------------------------------------------------------------
 
+# Klamp't's global friction-cone edge count (robotsim's gStabilityNumFCEdges), read by every
+# stability test below
+_cone_edges = contact_lp.DEFAULT_NUM_EDGES
+
+
 def set_friction_cone_approximation_edges(numEdges) -> None:
-    """Klamp't's global number of edges of the polyhedral friction cones (klampt's robotsim;
-    exported as sim_node.set_friction_cone_approximation_edges). Ours are fixed at Klamp't's
-    default, contact_lp.DEFAULT_NUM_EDGES = 4: setting 4 is accepted, any other count is a
-    ValueError rather than silently ignored."""
+    """Set the number of edges (an integer >= 3; 4 by default, as Klamp't) of the polyhedral
+    friction cones of force_closure, com_equilibrium, support_polygon and equilibrium_torques
+    (Klamp't's global setting; also sim_node.set_friction_cone_approximation_edges)."""
+    global _cone_edges
     if isinstance(numEdges, bool) or not isinstance(numEdges, numbers.Integral):
         raise TypeError(f"set_friction_cone_approximation_edges: numEdges must be an integer, "
                         f"got {type(numEdges).__name__}")
-    if numEdges != contact_lp.DEFAULT_NUM_EDGES:
-        raise ValueError(f"set_friction_cone_approximation_edges({numEdges}): sim_node's "
-                         f"friction cones have {contact_lp.DEFAULT_NUM_EDGES} edges (Klamp't's "
-                         f"default); other counts are not supported")
+    if numEdges < 3:
+        raise ValueError(f"set_friction_cone_approximation_edges({numEdges}): a friction cone "
+                         "needs at least 3 edges")
+    _cone_edges = int(numEdges)
 
 
 def force_closure(contactOrHoldList) -> bool:
     """True iff the contacts' friction cones can resist any wrench on the body (force
     closure). Exact for the polyhedral cones, whatever the frame (see the README for where
     Klamp't 0.10.1's test differs)."""
-    return contact_lp.force_closure(contact_array(contactOrHoldList))
+    return contact_lp.force_closure(contact_array(contactOrHoldList), _cone_edges)
 
 
 def com_equilibrium(contactOrHoldList, fext=(0.0, 0.0, -1.0), com=None):
@@ -372,8 +378,9 @@ def com_equilibrium(contactOrHoldList, fext=(0.0, 0.0, -1.0), com=None):
     rows = contact_array(contactOrHoldList)
     fext = _vector3(fext, "com_equilibrium: fext")
     if com is None:
-        return contact_lp.any_com_equilibrium(rows, fext)
-    forces = contact_lp.com_equilibrium_forces(rows, fext, _vector3(com, "com_equilibrium: com"))
+        return contact_lp.any_com_equilibrium(rows, fext, _cone_edges)
+    forces = contact_lp.com_equilibrium_forces(rows, fext, _vector3(com, "com_equilibrium: com"),
+                                               _cone_edges)
     return None if forces is None else forces.tolist()
 
 
@@ -381,7 +388,7 @@ def support_polygon(contactOrHoldList) -> list:
     """The support polygon under gravity (0, 0, -1): half-planes [nx, ny, offset] with unit
     outward normals, a COM (x, y) being supported iff nx x + ny y <= offset for all of them.
     [[0, 0, -1]] when no COM is supported, [] when every COM is."""
-    return _polygon.support_polygon(contact_array(contactOrHoldList))
+    return _polygon.support_polygon(contact_array(contactOrHoldList), _cone_edges)
 
 
 def equilibrium_torques(robot, holdList, fext=(0.0, 0.0, -9.8), internalTorques=None,
@@ -421,7 +428,7 @@ def equilibrium_torques(robot, holdList, fext=(0.0, 0.0, -9.8), internalTorques=
     if norm not in (0, 1, 2):
         raise ValueError(f"equilibrium_torques: norm must be 0 (l-infinity), 1 or 2, got "
                          f"{norm!r}")
-    result = _torques.equilibrium_torques(robot, rows, links, fext, tint, norm)
+    result = _torques.equilibrium_torques(robot, rows, links, fext, tint, norm, _cone_edges)
     if result is None:
         return None
     t, f = result
@@ -474,6 +481,15 @@ def write_hold(h: Hold) -> str:
         lines.append(f"axis = {_vec(axis_local)}  \\\n       {_vec(axis_world)}")
     lines.append("end")
     return "\n".join(lines) + "\n"
+
+
+def _read_text(path) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a text file (Klamp't's hold and stance files are "
+                         "UTF-8 text)") from None
 
 
 def _logical_lines(text: str) -> list:

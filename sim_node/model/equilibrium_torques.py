@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.optimize import linprog
 
-from sim_node.model.contact_lp import DEFAULT_NUM_EDGES, _solve, forces_from_weights, generators
+from sim_node.model.contact_lp import DEFAULT_NUM_EDGES, forces_from_weights, generators
 
 WEIGHT_CAP = 1000.0           # Klamp't's gTorqueMaxScaleMax
 
@@ -101,7 +102,6 @@ def _lp_norm(C, d, A_passive, b_passive, M, na, norm):
     b_ub = np.concatenate([-d, d])
     A_eq = np.hstack([A_passive, np.zeros((npass, nz))]) if npass else None
     b_eq = b_passive if npass else None
-    from scipy.optimize import linprog
     result = linprog(c, A_ub=A_ub if na else None, b_ub=b_ub if na else None, A_eq=A_eq,
                      b_eq=b_eq, bounds=[(0, None)] * (M + nz), method="highs")
     if result.status == 2:
@@ -113,7 +113,7 @@ def _lp_norm(C, d, A_passive, b_passive, M, na, norm):
 
 def _least_squares(C, d, A_passive, b_passive, M):
     """Edge weights a minimising ||d - C a||_2^2, passive rows exact, a >= 0 (a QP)."""
-    from qpsolvers import Problem, solve_problem
+    from qpsolvers import Problem, solve_problem    # (imported on first use: ~1 s)
     # ||C a - d||^2 = a^T C^T C a - 2 d^T C a + const
     P = sp.csc_matrix(C.T @ C)
     q = -(C.T @ d)

@@ -29,7 +29,7 @@ import math
 import numpy as np
 from scipy.optimize import linprog
 
-from sim_node.model.contact_lp import DEFAULT_NUM_EDGES, _solve, generators
+from sim_node.model.contact_lp import DEFAULT_NUM_EDGES, ObjectiveLP, generators
 
 EMPTY = [[0.0, 0.0, -1.0]]
 MAX_DEPTH = 16                 # refinements of one edge (an exact projection needs far fewer)
@@ -39,18 +39,17 @@ class _Projection:
     """The map a -> c_xy over {a >= 0 : A a = b} (b = 0 and sum(a) = 1 for the cone)."""
 
     def __init__(self, A_eq, b_eq, B, offset):
-        self.A_eq, self.b_eq, self.B, self.offset = A_eq, b_eq, B, offset
-        self.scale = 1.0
+        self.lp, self.B, self.offset = ObjectiveLP(A_eq, b_eq), B, offset
 
     def extreme(self, d):
         """The point of the projection extreme in direction d; None if the set is empty;
         'unbounded' if d . c has no maximum."""
-        result = _solve(-(d @ self.B), self.A_eq, self.b_eq)
-        if result.status == 2:
+        status, a = self.lp.solve(-(d @ self.B))
+        if status == 2:
             return None
-        if result.status == 3:
+        if status == 3:
             return "unbounded"
-        return self.B @ result.x + self.offset
+        return self.B @ a + self.offset
 
 
 def _direction(angle: float) -> np.ndarray:

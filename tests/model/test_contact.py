@@ -46,7 +46,8 @@ def test_every_contact_list_form_gives_the_same_rows():
     for form in forms:
         np.testing.assert_array_equal(contact_array(form), TABLE)
     np.testing.assert_array_equal(contact_array(points[0]), [TABLE[0]])
-    np.testing.assert_array_equal(contact_array(([1, 2, 3], [0, 0, 1], 0.2)), [[1, 2, 3, 0, 0, 1, 0.2]])
+    np.testing.assert_array_equal(contact_array(([1, 2, 3], [0, 0, 1], 0.2)),
+                                  [[1, 2, 3, 0, 0, 1, 0.2]])
     assert contact_array([]).shape == (0, 7)
 
 
@@ -180,15 +181,63 @@ def test_hold_transform_moves_contacts_in_klampt_form():
         np.testing.assert_allclose(c.x, R @ x + [1, 0, 0], atol=1e-15)
 
 
-def test_friction_cone_edges_setting_accepts_klampts_default_only():
-    """Klamp't programs call set_friction_cone_approximation_edges(4) (its default) before the
-    stability tests; our cones have 4 edges, so 4 is accepted and another count refused."""
+def test_hold_set_fixed_pins_the_link_where_it_touches():
+    ik = pytest.importorskip("sim_node.model.ik")
+    import sim_node
+    from test_equilibrium_torques import planar_arm_urdf
+    robot = sim_node.WorldModel().loadRobot(planar_arm_urdf(), fixed_base=True)
+    robot.setConfig([0.4, -0.9, 0.5])
+    link = robot.link("l3")
+    points = [link.getWorldPosition(p) for p in ([0.5, 0, 0], [0.3, 0.1, 0], [0.3, -0.1, 0.05])]
+    for count, rot_dims in ((1, 0), (2, 2), (3, 3)):
+        h = Hold()
+        h.setFixed(link, [ContactPoint(x, (0, 0, 1), 0.5) for x in points[:count]])
+        assert h.link == link.getIndex() and len(h.contacts) == count
+        assert h.ikConstraint.numPosDims() == 3 and h.ikConstraint.numRotDims() == rot_dims
+        solver = ik.IKSolver(robot)
+        solver.add(h.ikConstraint)
+        np.testing.assert_allclose(solver.getResidual(), 0.0, atol=1e-12)   # held where it is
+    local, world = h.ikConstraint.getPosition()
+    h.transform(np.eye(3), [0.0, 0.0, 0.1])
+    np.testing.assert_allclose(h.ikConstraint.getPosition()[1], np.add(world, [0, 0, 0.1]))
+    np.testing.assert_allclose(h.contacts[0].x, points[0] + [0, 0, 0.1])
+    with pytest.raises(TypeError, match="RobotModelLink"):
+        Hold().setFixed("l3", h.contacts)
+    with pytest.raises(ValueError, match="non-empty list of ContactPoint"):
+        Hold().setFixed(link, [])
+
+
+def test_hold_files_that_are_not_text_are_refused(tmp_path):
+    path = tmp_path / "bad.hold"
+    path.write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(ValueError, match="bad.hold: not a text file"):
+        Hold().load(path)
+    with pytest.raises(ValueError, match="not a text file"):
+        Stance().load(path)
+    with pytest.raises(ValueError, match=r"Hold.setupPointIKConstraint: localPos0 must be 3"):
+        make_hold().setupPointIKConstraint([0, 0])
+    with pytest.raises(ValueError, match=r"Hold.transform: the translation t must be 3"):
+        make_hold().transform(np.eye(3), [0, float("nan"), 0])
+
+
+def test_friction_cone_edge_count_is_klampts_global_setting():
+    """Klamp't programs call set_friction_cone_approximation_edges(n) before the stability
+    tests. A table pulled sideways along its diagonal: the 4-edge cone (edges along x and y)
+    holds a tangential force up to mu / sqrt(2) = 0.354 there, the 8-edge one up to mu = 0.5
+    (the diagonal is one of its edges); 0.3 (1, 1) has magnitude 0.424."""
     import sim_node
 
-    sim_node.set_friction_cone_approximation_edges(4)
-    square = [ContactPoint([x, y, 0], [0, 0, 1], 0.5) for x in (-1, 1) for y in (-1, 1)]
-    assert contact.force_closure(square) is False
-    with pytest.raises(ValueError, match=r"have 4 edges.*not supported"):
+    pull = (0.3, 0.3, -1.0)
+    try:
         sim_node.set_friction_cone_approximation_edges(8)
-    with pytest.raises(TypeError, match="integer"):
-        sim_node.set_friction_cone_approximation_edges(4.0)
+        assert com_equilibrium(TABLE, pull, [0, 0, 0.1]) is not None
+        assert com_equilibrium(TABLE, pull) is True
+        sim_node.set_friction_cone_approximation_edges(4)
+        assert com_equilibrium(TABLE, pull, [0, 0, 0.1]) is None
+        assert com_equilibrium(TABLE, pull) is False
+        with pytest.raises(ValueError, match="at least 3 edges"):
+            sim_node.set_friction_cone_approximation_edges(2)
+        with pytest.raises(TypeError, match="integer"):
+            sim_node.set_friction_cone_approximation_edges(4.0)
+    finally:
+        sim_node.set_friction_cone_approximation_edges(4)

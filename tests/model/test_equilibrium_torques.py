@@ -117,7 +117,8 @@ def test_a_floating_box_on_four_feet_needs_the_com_equilibrium_forces():
     robot.setConfig(q)
     h = Hold()
     h.link = 0
-    h.contacts = [ContactPoint((x, y, 0.0), (0, 0, 1), 0.4) for x in (-0.3, 0.5) for y in (-0.2, 0.2)]
+    h.contacts = [ContactPoint((x, y, 0.0), (0, 0, 1), 0.4)
+                  for x in (-0.3, 0.5) for y in (-0.2, 0.2)]
     t, f = equilibrium_torques(robot, [h], GRAVITY)
     np.testing.assert_allclose(t, np.zeros(6), atol=1e-12)    # nothing actuates the base
     assert_balance(robot, [h], t, f)
@@ -126,7 +127,8 @@ def test_a_floating_box_on_four_feet_needs_the_com_equilibrium_forces():
     moment = np.cross(np.array([c.x for c in h.contacts]) - com, np.array(f)).sum(axis=0)
     np.testing.assert_allclose(moment, 0.0, atol=1e-7)
     # feet all on one side of the COM: no balance
-    h.contacts = [ContactPoint((x, y, 0.0), (0, 0, 1), 0.4) for x in (0.3, 0.5) for y in (-0.2, 0.2)]
+    h.contacts = [ContactPoint((x, y, 0.0), (0, 0, 1), 0.4)
+                  for x in (0.3, 0.5) for y in (-0.2, 0.2)]
     assert equilibrium_torques(robot, [h], GRAVITY) is None
     assert equilibrium_torques(robot, [], GRAVITY) is None     # a falling box
 

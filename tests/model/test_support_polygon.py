@@ -48,7 +48,8 @@ def test_tripod_on_uneven_ground_and_frictionless_feet_support_their_triangle():
         tripod = np.array([[*p, 0.0, 0, 0, 1, k] for p in corners])
         planes = support_polygon(tripod)
         s = 1 / math.sqrt(2)
-        edges = [[0, -1, 0], [s, s, 2 * s], [-1.5 / math.hypot(1.5, 0.5), 0.5 / math.hypot(1.5, 0.5), 0]]
+        h = math.hypot(1.5, 0.5)
+        edges = [[0, -1, 0], [s, s, 2 * s], [-1.5 / h, 0.5 / h, 0]]
         assert_planes(planes, edges)
 
 
@@ -92,7 +93,8 @@ def random_grip(rng, count):
         p = rng.normal(size=3)
         p /= np.linalg.norm(p)
         n = -p + 0.25 * rng.normal(size=3)
-        rows.append([*(p * rng.uniform(0.5, 1.5)), *(n / np.linalg.norm(n)), rng.uniform(0.05, 1.2)])
+        rows.append([*(p * rng.uniform(0.5, 1.5)), *(n / np.linalg.norm(n)),
+                     rng.uniform(0.05, 1.2)])
     return np.array(rows)
 
 
