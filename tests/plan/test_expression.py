@@ -56,6 +56,8 @@ def test_overflow_is_inf_not_an_error_or_a_hang():
     ("(" * 300 + "1" + ")" * 300, "syntax error|nested too deeply"),
     ("-" * 5000 + "1", "nested too deeply|syntax nodes"),
     ("1+" * 1500 + "1", "syntax nodes, at most"),
+    ("-" * 600 + "1", "nested 602 deep, at most 100"),
+    ("sin(" * 120 + "1" + ")" * 120, "nested 12. deep, at most 100"),
     ("x" * (MAX_LENGTH + 1), "at most 10000 are accepted"),
 ])
 def test_outside_the_language_is_refused_at_parse_time(text, message):
