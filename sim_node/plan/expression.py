@@ -111,9 +111,11 @@ class Expression:
             self._fail(node, f"unknown name {node.id!r}; known: "
                        f"{sorted(self.names | set(CONSTANTS))}")
         if isinstance(node, ast.Call):
-            if not isinstance(node.func, ast.Name) or node.func.id not in self.functions:
-                name = node.func.id if isinstance(node.func, ast.Name) else "this"
-                self._fail(node, f"{name!r} is not a callable function; functions: "
+            if not isinstance(node.func, ast.Name):
+                self._fail(node, "only a function named directly can be called; functions: "
+                           f"{sorted(self.functions)}")
+            if node.func.id not in self.functions:
+                self._fail(node, f"{node.func.id!r} is not a callable function; functions: "
                            f"{sorted(self.functions)}")
             if node.keywords:
                 self._fail(node, "keyword arguments are not allowed (positional only)")
