@@ -339,6 +339,20 @@ def _vector3(v, what: str) -> np.ndarray:
 
 # -- stability tests -----------------------------------------------------------------------
 
+def set_friction_cone_approximation_edges(numEdges) -> None:
+    """Klamp't's global number of edges of the polyhedral friction cones (klampt's robotsim;
+    exported as sim_node.set_friction_cone_approximation_edges). Ours are fixed at Klamp't's
+    default, contact_lp.DEFAULT_NUM_EDGES = 4: setting 4 is accepted, any other count is a
+    ValueError rather than silently ignored."""
+    if isinstance(numEdges, bool) or not isinstance(numEdges, numbers.Integral):
+        raise TypeError(f"set_friction_cone_approximation_edges: numEdges must be an integer, "
+                        f"got {type(numEdges).__name__}")
+    if numEdges != contact_lp.DEFAULT_NUM_EDGES:
+        raise ValueError(f"set_friction_cone_approximation_edges({numEdges}): sim_node's "
+                         f"friction cones have {contact_lp.DEFAULT_NUM_EDGES} edges (Klamp't's "
+                         f"default); other counts are not supported")
+
+
 def force_closure(contactOrHoldList) -> bool:
     """True iff the contacts' friction cones can resist any wrench on the body (force
     closure). Exact for the polyhedral cones, whatever the frame (see the README for where

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from klampt_calls import call_ours, klampt_results, mismatch
@@ -90,10 +90,14 @@ def test_linear_identities(abc, s):
 
 @given(st.lists(st.floats(-1e3, 1e3), min_size=3, max_size=3),
        st.lists(st.floats(-1e3, 1e3), min_size=3, max_size=3))
+@example(a=[0.0, 0.0, 7.389975502268987e-198], b=[3.0, 9.0, 0.0])
 def test_cross_is_orthogonal_to_both(a, b):
     c = vectorops.cross(a, b)
     assert isinstance(c, tuple)
-    scale = vectorops.norm(a) * vectorops.norm(b) * (vectorops.norm(a) + vectorops.norm(b))
+    # max-abs norms: vectorops.norm squares its entries, which underflow to 0 below 1e-154
+    # (a hypothesis draw of a = (0, 0, 7.4e-198) made the bound 0)
+    na, nb = 3 * max(map(abs, a)), 3 * max(map(abs, b))
+    scale = na * nb * (na + nb)
     assert abs(vectorops.dot(c, a)) <= 1e-12 * scale + 1e-300
     assert abs(vectorops.dot(c, b)) <= 1e-12 * scale + 1e-300
 

@@ -178,3 +178,17 @@ def test_hold_transform_moves_contacts_in_klampt_form():
     h.transform((R.T.reshape(9).tolist(), [1.0, 0.0, 0.0]))
     for c, x in zip(h.contacts, before):
         np.testing.assert_allclose(c.x, R @ x + [1, 0, 0], atol=1e-15)
+
+
+def test_friction_cone_edges_setting_accepts_klampts_default_only():
+    """Klamp't programs call set_friction_cone_approximation_edges(4) (its default) before the
+    stability tests; our cones have 4 edges, so 4 is accepted and another count refused."""
+    import sim_node
+
+    sim_node.set_friction_cone_approximation_edges(4)
+    square = [ContactPoint([x, y, 0], [0, 0, 1], 0.5) for x in (-1, 1) for y in (-1, 1)]
+    assert contact.force_closure(square) is False
+    with pytest.raises(ValueError, match=r"have 4 edges.*not supported"):
+        sim_node.set_friction_cone_approximation_edges(8)
+    with pytest.raises(TypeError, match="integer"):
+        sim_node.set_friction_cone_approximation_edges(4.0)
