@@ -11,8 +11,9 @@ by walking the tree (never ``eval``). What is allowed:
 - calls, positional arguments only, to FUNCTIONS below and to the functions the caller passes
   (the robot's ``link_position``, ... in robotoptimize).
 
-Bounded: at most MAX_LENGTH characters and MAX_NODES syntax nodes; floating overflow gives
-inf (never an exception or a hang: no integers, so ``9**9**9`` is 9.0**387420489.0 = inf).
+Bounded: at most MAX_LENGTH characters, MAX_NODES syntax nodes nested MAX_DEPTH deep; floating
+overflow gives inf (never an exception or a hang: no integers, so ``9**9**9`` is
+9.0**387420489.0 = inf).
 Every mistake is an ExpressionError naming the expression, the column and what is valid.
 """
 from __future__ import annotations
@@ -20,11 +21,13 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import warnings
 
 import numpy as np
 
 MAX_LENGTH = 10_000
 MAX_NODES = 2_000
+MAX_DEPTH = 100         # nesting; evaluation recurses once or twice per level
 
 
 class ExpressionError(ValueError):
@@ -70,7 +73,9 @@ class Expression:
         self.names = frozenset(names)
         self.functions = dict(FUNCTIONS, **(functions or {}))
         try:
-            self._tree = ast.parse(text.strip(), mode="eval")
+            with warnings.catch_warnings():    # the compiler's SyntaxWarnings ("1(2)": 'int'
+                warnings.simplefilter("ignore")  # is not callable) become our errors below
+                self._tree = ast.parse(text.strip(), mode="eval")
         except SyntaxError as err:
             raise ExpressionError(f"expression {text!r}: syntax error at column "
                                   f"{err.offset}: {err.msg}") from None
@@ -81,6 +86,10 @@ class Expression:
         if len(nodes) > MAX_NODES:
             raise ExpressionError(f"expression {text[:80]!r}...: {len(nodes)} syntax nodes, "
                                   f"at most {MAX_NODES}")
+        depth = _depth(self._tree)
+        if depth > MAX_DEPTH:
+            raise ExpressionError(f"expression {text[:80]!r}...: nested {depth} deep, at most "
+                                  f"{MAX_DEPTH}")
         for node in nodes:
             self._check(node)
 
@@ -102,9 +111,11 @@ class Expression:
             self._fail(node, f"unknown name {node.id!r}; known: "
                        f"{sorted(self.names | set(CONSTANTS))}")
         if isinstance(node, ast.Call):
-            if not isinstance(node.func, ast.Name) or node.func.id not in self.functions:
-                name = node.func.id if isinstance(node.func, ast.Name) else "this"
-                self._fail(node, f"{name!r} is not a callable function; functions: "
+            if not isinstance(node.func, ast.Name):
+                self._fail(node, "only a function named directly can be called; functions: "
+                           f"{sorted(self.functions)}")
+            if node.func.id not in self.functions:
+                self._fail(node, f"{node.func.id!r} is not a callable function; functions: "
                            f"{sorted(self.functions)}")
             if node.keywords:
                 self._fail(node, "keyword arguments are not allowed (positional only)")
@@ -128,7 +139,8 @@ class Expression:
                 return self._eval(self._tree.body, values)
             except ExpressionError:
                 raise
-            except (ArithmeticError, ValueError, TypeError, IndexError, KeyError) as err:
+            except (ArithmeticError, ValueError, TypeError, IndexError, KeyError,
+                    RecursionError) as err:
                 raise ExpressionError(f"expression {self.text!r} cannot be evaluated: "
                                       f"{err}") from None
 
@@ -193,3 +205,13 @@ class Expression:
 
     def __repr__(self):
         return f"Expression({self.text!r})"
+
+
+def _depth(tree) -> int:
+    """Nesting depth of a syntax tree (iteratively: the tree may be deep)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest

@@ -42,7 +42,7 @@ def test_overflow_is_inf_not_an_error_or_a_hang():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("__import__('os').system('true')", "not a callable function"),
+    ("__import__('os').system('true')", "only a function named directly can be called"),
     ("q.__class__", "Attribute is not allowed"),
     ("lambda: 1", "Lambda is not allowed"),
     ("[x for x in q]", "ListComp is not allowed"),
@@ -50,12 +50,15 @@ def test_overflow_is_inf_not_an_error_or_a_hang():
     ("y + 1", "unknown name 'y'"),
     ("norm(q, ord=2)", "keyword arguments are not allowed"),
     ("1 +", "syntax error at column"),
+    ("1(2)", "only a function named directly can be called"),
     ("True", "is not a number or a string"),
     ("1j", "is not a number or a string"),
     ("q[0] = 1", "syntax error"),
     ("(" * 300 + "1" + ")" * 300, "syntax error|nested too deeply"),
     ("-" * 5000 + "1", "nested too deeply|syntax nodes"),
     ("1+" * 1500 + "1", "syntax nodes, at most"),
+    ("-" * 600 + "1", "nested 602 deep, at most 100"),
+    ("sin(" * 120 + "1" + ")" * 120, "nested 12. deep, at most 100"),
     ("x" * (MAX_LENGTH + 1), "at most 10000 are accepted"),
 ])
 def test_outside_the_language_is_refused_at_parse_time(text, message):
