@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 
 from sim_node.model.drivers import RobotModelDriver  # noqa: E402
 from sim_node.model.errors import ModelLoadError, URDFError, URDFWarning, WorldFileError  # noqa: E402
+from sim_node.model.contact import set_friction_cone_approximation_edges  # noqa: E402
 from sim_node.model.geometry3d import DistanceQueryResult, GeometricPrimitive, Geometry3D  # noqa: E402,E501
 from sim_node.model.robot import Mass, RobotModel, RobotModelLink  # noqa: E402
 from sim_node.model.surface import SurfaceParameters  # noqa: E402
@@ -27,5 +28,5 @@ __all__ = [
     "WorldModel", "RobotModel", "RobotModelLink", "RigidObjectModel", "TerrainModel", "Mass",
     "SurfaceParameters", "Simulator", "SimBody", "SimRobotController", "ModelLoadError",
     "URDFError", "URDFWarning", "WorldFileError", "Geometry3D", "GeometricPrimitive",
-    "DistanceQueryResult", "RobotModelDriver",
+    "DistanceQueryResult", "RobotModelDriver", "set_friction_cone_approximation_edges",
 ]

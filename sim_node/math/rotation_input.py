@@ -26,6 +26,18 @@ def as_matrix(R, what: str = "R") -> np.ndarray:
                      f"got shape {arr.shape}")
 
 
+def as_rotation(R, what: str = "R", tol: float = 1e-6) -> np.ndarray:
+    """as_matrix, checked to be a rotation: finite, R R^T = I within `tol` (each entry) and
+    det(R) > 0. ValueError naming ``what`` and the rule otherwise."""
+    M = as_matrix(R, what)
+    if not np.all(np.isfinite(M)):
+        raise ValueError(f"{what}: the rotation contains NaN or infinity")
+    if np.abs(M @ M.T - np.eye(3)).max() > tol or np.linalg.det(M) <= 0:
+        raise ValueError(f"{what}: not a rotation matrix (orthonormal with det +1 within "
+                         f"{tol:g}); a flat 9-list is read column by column (Klamp't's so3)")
+    return M
+
+
 def as_klampt(M) -> list:
     """Klamp't's column-major 9-list of a (3, 3) matrix."""
     return np.asarray(M, dtype=float).T.reshape(9).tolist()

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from sim_node.math.rotation_input import as_rotation
 from sim_node.model import geometry as geo
 from sim_node.model.errors import ModelLoadError
 from sim_node.model.robot import Mass
@@ -12,12 +13,14 @@ from sim_node.model.settings import BodySettings
 
 
 def rigid_transform(R, t):
-    R = np.array(R, dtype=float).reshape(3, 3)
-    t = np.array(t, dtype=float).reshape(3)
-    if not (np.all(np.isfinite(R)) and np.all(np.isfinite(t))):
-        raise ValueError("transform contains NaN or infinity")
-    if not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
-        raise ValueError("R is not a rotation matrix")
+    """(R (3, 3), t (3,)) checked: R a rotation as rotation_input reads it (a 3x3 matrix or
+    Klamp't's column-major 9-list), t 3 finite numbers [m]."""
+    R = as_rotation(R, "R")
+    t = np.array(t, dtype=float)
+    if t.shape != (3,):
+        raise ValueError(f"t: a translation is 3 numbers, got shape {t.shape}")
+    if not np.all(np.isfinite(t)):
+        raise ValueError("t: the translation contains NaN or infinity")
     return R, t
 
 

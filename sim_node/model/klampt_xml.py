@@ -14,7 +14,8 @@ Files are relative to the world file, absolute, or package:// URIs (searched as 
 A robot's `config` is Klamp't's vector "n q_0 ... q_{n-1}" over its links in Klamp't's order
 (klampt_link_order: depth first, children by joint name, as urdfdom's map gives them), after
 Klamp't's five virtual base links when n says so (x y z yaw pitch roll of the base on the first
-six entries); a joint link takes the value of its parent joint.
+six entries); a joint link takes the value of its parent joint. A URDF rooted at a link named
+'world' is fixed in Klamp't, which drops that link and adds no virtual links (klampt_links).
 A rigid object without inertia (or with automass) gets the inertia of its geometry filled
 uniformly with its mass (default 1 kg). Other URLs are refused (Klamp't downloads them).
 
@@ -306,15 +307,26 @@ def _settings(reader, el, surface: dict) -> BodySettings:
 
 
 # -- configurations in Klamp't's link space ------------------------------------------------------
+def klampt_links(robot) -> tuple:
+    """(our link indices in Klamp't's order, whether Klamp't adds its five virtual base links).
+    Klamp't fixes a URDF rooted at a link named 'world' to the world, without that link and
+    without virtual links; any other root gets the virtual floating base."""
+    order = klampt_link_order(robot.structure)
+    if robot.structure.link_names[order[0]] == "world":
+        return order[1:], False
+    return order, True
+
+
 def config_from_klampt(robot, values) -> np.ndarray:
     """Our q of a Klamp't config "n q_0 ... q_{n-1}" (module docstring)."""
     if len(values) < 1 or values[0] != int(values[0]) or int(values[0]) != len(values) - 1:
         raise ValueError("a Klamp't config is 'n' followed by n numbers")
     values = np.asarray(values[1:], dtype=float)
-    nlinks = robot.numLinks()
+    order, virtual_base = klampt_links(robot)
+    nlinks = len(order)
     st = robot.structure
     q = robot.getConfig()
-    if len(values) == nlinks + KLAMPT_BASE_LINKS:
+    if virtual_base and len(values) == nlinks + KLAMPT_BASE_LINKS:
         base, links = values[:6], values[KLAMPT_BASE_LINKS:]
         if robot.isFloatingBase():
             # Klamp't's base DOFs move the root from its placement (R0, t0):
@@ -329,11 +341,14 @@ def config_from_klampt(robot, values) -> np.ndarray:
                              "base entries must be 0")
     elif len(values) == nlinks:
         links = values
-    else:
+    elif virtual_base:
         raise ValueError(f"robot '{robot.getName()}' has {nlinks} links: a Klamp't config has "
                          f"{nlinks} (fixed base) or {nlinks + KLAMPT_BASE_LINKS} entries, got "
                          f"{len(values)}")
-    for k, i in enumerate(klampt_link_order(robot.structure)):
+    else:
+        raise ValueError(f"robot '{robot.getName()}' is rooted at 'world': Klamp't gives it "
+                         f"{nlinks} links and a config of {nlinks} entries, got {len(values)}")
+    for k, i in enumerate(order):
         joint = st.link_joint[i]
         if joint in st.joint_type and st.joint_nq[joint] == 1:
             q[st.joint_q_index[joint]] = links[k]
@@ -341,21 +356,22 @@ def config_from_klampt(robot, values) -> np.ndarray:
 
 
 def config_to_klampt(robot) -> list:
-    """The robot's configuration as a Klamp't config over its links, with Klamp't's five
-    virtual base links first (how Klamp't loads a URDF not rooted at 'world'); the base entries
-    are 0 (the placement is written as the robot's transform)."""
+    """The robot's configuration as a Klamp't config over its links (klampt_links), with
+    Klamp't's five virtual base links first when it adds them (a URDF not rooted at 'world');
+    the base entries are 0 (the placement is written as the robot's transform)."""
     st = robot.structure
     q = robot.getConfig()
-    links = np.zeros(robot.numLinks())
+    order, virtual_base = klampt_links(robot)
+    links = np.zeros(len(order))
     mimic = st.mimic_joints
-    for k, i in enumerate(klampt_link_order(robot.structure)):
+    for k, i in enumerate(order):
         joint = st.link_joint[i]
         if joint in st.joint_type and st.joint_nq[joint] == 1:
             links[k] = q[st.joint_q_index[joint]]
         elif joint in mimic:
             master, multiplier, offset = mimic[joint]
             links[k] = multiplier * q[st.joint_q_index[master]] + offset
-    values = [0.0] * KLAMPT_BASE_LINKS + links.tolist()
+    values = [0.0] * KLAMPT_BASE_LINKS * virtual_base + links.tolist()
     return [len(values)] + values
 
 

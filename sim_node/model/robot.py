@@ -20,6 +20,7 @@ import numpy as np
 from sim_node.engine.api import Data, aba, coriolis, crba, kinematics, ltdl, rnea
 from sim_node.model.builder import RobotStructure, body_mass_properties
 from sim_node.model import drivers as _drivers
+from sim_node.model.config_space import ConfigSpace
 from sim_node.model.settings import RobotSettings
 from sim_node.model.urdf import URDFRobot
 
@@ -101,6 +102,28 @@ def normalized_config(structure: RobotStructure, q, what: str) -> np.ndarray:
                              "it must be a rotation (x, y, z, w)")
         if abs(norm - 1.0) > 1e-12:
             q[k:k + 4] /= norm
+    return q
+
+
+def random_config(structure: RobotStructure, lo, hi, unbounded_scale: float = 1.0) -> np.ndarray:
+    """A configuration (nq) drawn from numpy's global generator (np.random.seed repeats it):
+    coordinates bounded on both sides uniform in [lo, hi]; unbounded ones (continuous joints,
+    a floating base's position) from a Laplace distribution of scale unbounded_scale centred
+    at 0, or one-sided from their single finite bound (Klamp't's rule); quaternions uniform
+    on SO(3)."""
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    q = np.empty(structure.model.nq)
+    lo_f, hi_f = np.isfinite(lo), np.isfinite(hi)
+    both = lo_f & hi_f
+    q[both] = np.random.uniform(lo[both], hi[both])
+    if not both.all():
+        lap = np.random.laplace(0.0, unbounded_scale, int(np.count_nonzero(~both)))
+        lo_o, hi_o = lo[~both], hi[~both]
+        q[~both] = np.where(np.isfinite(lo_o), lo_o + np.abs(lap),
+                            np.where(np.isfinite(hi_o), hi_o - np.abs(lap), lap))
+    for k in structure.quaternions:
+        quat = np.random.normal(size=4)
+        q[k:k + 4] = quat / np.linalg.norm(quat)
     return q
 
 
@@ -228,6 +251,15 @@ class RobotModel:
         """q (nq); quaternions are normalised, a zero one is refused (ValueError)."""
         self._q = normalized_config(self.structure, q, f"robot '{self._name}' config")
         self._frames_valid = False
+
+    def randomizeConfig(self, unboundedScale: float = 1.0):
+        """Moves the robot to a random configuration within its joint limits (see
+        random_config: numpy's global generator, Laplace(unboundedScale) on unbounded
+        coordinates, uniform rotations). Klamp't draws from its own C++ generator instead."""
+        scale = float(unboundedScale)
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"randomizeConfig: unboundedScale must be finite and > 0, got {unboundedScale!r}")
+        self.setConfig(random_config(self.structure, self.structure.q_lower, self.structure.q_upper, scale))
 
     def getVelocity(self) -> np.ndarray:
         return self._v.copy()
@@ -358,6 +390,45 @@ class RobotModel:
 
     def getTotalMass(self) -> float:
         return kinematics.total_mass(self.model)
+
+    # -- geodesics (Klamp't's interpolate / interpolateDeriv / distance) -------------------
+    def interpolate(self, a, b, u: float) -> np.ndarray:
+        """The configuration u of the way from a to b (nq) along the configuration space's
+        geodesic (sim_node.model.config_space): joints with limits and positions linearly,
+        continuous joints the shorter way round, quaternions along the shorter rotation.
+        u = 0 gives a; u outside [0, 1] extrapolates."""
+        a, b, u = self._geodesic_args(a, b, u, "interpolate")
+        return self._config_space().interpolate(a, b, u)
+
+    def interpolateDeriv(self, a, b, u: float = 0.0) -> np.ndarray:
+        """d/du interpolate(a, b, u) at u (default: at a) as a velocity vector (nv, the layout
+        of setVelocity; free joints' rates in child axes). Klamp't gives a config-sized vector;
+        ours is the same for robots whose joints are all scalar."""
+        a, b, u = self._geodesic_args(a, b, u, "interpolateDeriv")
+        return self._config_space().interpolate_deriv(a, b, u)
+
+    def distance(self, a, b) -> float:
+        """Length of the geodesic from a to b: the L2 norm of the joint differences
+        (continuous joints' the shorter way round) and each free rotation's angle [rad]."""
+        a, b, _ = self._geodesic_args(a, b, 0.0, "distance")
+        return self._config_space().distance(a, b)
+
+    def _geodesic_args(self, a, b, u, method: str):
+        what = f"robot '{self._name}' {method}"
+        a = normalized_config(self.structure, a, f"{what}: a")
+        b = normalized_config(self.structure, b, f"{what}: b")
+        try:
+            u = float(u)
+        except (TypeError, ValueError):
+            raise ValueError(f"{what}: u must be a number, got {type(u).__name__}") from None
+        if not math.isfinite(u):
+            raise ValueError(f"{what}: u must be finite, got {u}")
+        return a, b, u
+
+    def _config_space(self) -> ConfigSpace:
+        if getattr(self, "_geodesics", None) is None:
+            self._geodesics = ConfigSpace(self.structure)
+        return self._geodesics
 
     # -- internals -------------------------------------------------------------------------
     def _frames(self):

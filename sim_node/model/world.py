@@ -44,10 +44,14 @@ class WorldModel:
 
     # -- loading -----------------------------------------------------------------------
     def readFile(self, path) -> bool:
-        """Load a world YAML, a URDF or xacro robot, or a mesh terrain. Raises ModelLoadError
-        (naming the file, element and problem) on malformed input and then adds nothing."""
+        """Load a world YAML, a URDF or xacro robot, or a mesh terrain; a Klamp't XML world as
+        loadFile (Klamp't's readFile and loadFile are one). Raises ModelLoadError (naming the
+        file, element and problem) on malformed input and then adds nothing."""
         path = Path(path)
         suffix = path.suffix.lower()
+        if suffix == ".xml" or (suffix in KLAMPT_FORMATS
+                                and not (suffix == ".obj" and is_wavefront(path))):
+            return self.loadFile(path)
         if suffix in (".yaml", ".yml"):
             load_world_file(self, path)
         elif suffix == ".urdf" or is_xacro(path):
@@ -56,7 +60,8 @@ class WorldModel:
             self.loadTerrain(str(path))
         else:
             raise ModelLoadError(str(path), "file", "unknown world file type; expected .yaml, "
-                                 ".urdf, .xacro or a mesh (" + ", ".join(MESH_SUFFIXES) + ")")
+                                 ".xml (Klamp't), .urdf, .xacro or a mesh ("
+                                 + ", ".join(MESH_SUFFIXES) + ")")
         return True
 
     def loadFile(self, path) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from transforms3d.quaternions import mat2quat, quat2mat
 
+from sim_node.math.rotation_input import as_rotation
 from sim_node.model.robot import RobotModelLink
 from sim_node.model.surface import SurfaceParameters
 from sim_node.model.world import RigidObjectModel, TerrainModel
@@ -24,14 +25,8 @@ _KINEMATIC, _FREE, _ROBOT = 1, 2, 3
 
 
 def _rotation(R, what: str) -> np.ndarray:
-    R = np.asarray(R, dtype=float)
-    if R.shape == (9,):
-        R = R.reshape(3, 3)
-    if R.shape != (3, 3) or not np.all(np.isfinite(R)):
-        raise ValueError(f"{what}: expected a 3x3 rotation matrix, got shape {R.shape}")
-    if not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
-        raise ValueError(f"{what}: not a rotation matrix")
-    return R
+    """A 3x3 matrix, or Klamp't's column-major 9-list (sim_node.math.rotation_input)."""
+    return as_rotation(R, what)
 
 
 def _xyzw(R) -> np.ndarray:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim_node.engine.api import Rasterizer
+from sim_node.math.rotation_input import as_rotation
 from sim_node.model import geometry as geo
 
 # A frame allocates ~23 bytes per pixel (outputs and the z-buffer's scratch): 2^24 pixels
@@ -386,15 +387,14 @@ def _intrinsics(K) -> np.ndarray:
 
 
 def _camera_pose(R, t) -> tuple[np.ndarray, np.ndarray]:
-    R = np.asarray(R, dtype=float)
+    """R: 3x3 or Klamp't's column-major 9-list (sim_node.math.rotation_input)."""
+    R = as_rotation(R, "render: R (the optical frame in the world)")
     t = np.asarray(t, dtype=float)
-    if R.shape != (3, 3) or t.shape != (3,):
-        raise ValueError(f"render: R must be 3x3 and t a 3-vector (the optical frame in the "
-                         f"world), got shapes {R.shape} and {t.shape}")
-    if not (np.all(np.isfinite(R)) and np.all(np.isfinite(t))):
+    if t.shape != (3,):
+        raise ValueError(f"render: t must be a 3-vector (the optical frame in the world), got "
+                         f"shape {t.shape}")
+    if not np.all(np.isfinite(t)):
         raise ValueError("render: the camera pose (R, t) holds NaN or infinity")
-    if not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
-        raise ValueError("render: R is not a rotation matrix (orthonormal, det +1 within 1e-6)")
     return R, t
 
 

@@ -39,6 +39,8 @@ import zlib
 
 import numpy as np
 
+from sim_node.math.rotation_input import as_matrix
+
 MAX_SENSORS = 256               # per robot
 MAX_RATE = 1e6                  # [Hz]
 MAX_LASER_RAYS = 1_000_000      # measurementCount bound
@@ -231,9 +233,8 @@ class SimRobotSensor:
         return np.array(v[:9]).reshape(3, 3), np.array(v[9:])
 
     def setTransform(self, R, t):
-        R, t = np.asarray(R, dtype=float), np.asarray(t, dtype=float)
-        if R.shape == (9,):             # Klamp't's so3 list: column-major
-            R = R.reshape(3, 3).T
+        """R: 3x3 or Klamp't's column-major 9-list (sim_node.math.rotation_input)."""
+        R, t = as_matrix(R, "setTransform: R"), np.asarray(t, dtype=float)
         self.setSetting("Tsensor", _fmt_vector(list(R.reshape(9)) + list(t.reshape(3))))
 
     def getTransformWorld(self):

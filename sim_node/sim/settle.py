@@ -51,7 +51,9 @@ def settle(world, obj, forcedir=(0.0, 0.0, -1.0), forcept=(0.0, 0.0, 0.0), settl
     Args:
         world: the WorldModel holding obj; it is not modified.
         obj: a RigidObjectModel, a floating-base RobotModel, or a link of one (the robot moves
-            as one rigid body, its joints held at their current configuration).
+            as one rigid body, its joints held at their current configuration), or a link of a
+            fixed-base robot (as in Klamp't: the link alone moves, a free body of its geometry
+            and mass; its robot is left out of the settling world).
         forcedir: (3,) direction of the push; its length [m] is the farthest the force point
             may travel along it.
         forcept: (3,) the point the force acts at, in the object's (link's; for a RobotModel
@@ -76,7 +78,7 @@ def settle(world, obj, forcedir=(0.0, 0.0, -1.0), forcept=(0.0, 0.0, 0.0), settl
         iteration limit, the transform where it stopped is returned with a RuntimeWarning.
 
     Raises:
-        ValueError: bad arguments, obj not in world, a fixed-base robot, or obj starting in
+        ValueError: bad arguments, obj not in world, a whole fixed-base robot, or obj starting in
             collision: its real geometry (inside the boundary layers) overlapping another
             entity's, named in the message. Touching within the layers is allowed, so an
             object resting on another can be settled again.
@@ -163,11 +165,28 @@ def _moving_body(world: WorldModel, obj) -> _MovingBody:
         if not _in_world(world, robot) or not _in_world(world, obj):
             raise ValueError(f"settle: {obj!r} is not in the given world")
         if not robot.isFloatingBase():
+            if isinstance(obj, RobotModelLink):
+                return _link_body(robot, obj)
             raise ValueError(f"settle: robot '{robot.getName()}' has a fixed base and cannot "
-                             f"move; only floating-base robots (or their links) can be settled")
+                             f"move; settle a floating-base robot, or one link of this robot "
+                             f"(it settles alone, as Klamp't does)")
         return _robot_body(robot, obj if isinstance(obj, RobotModelLink) else None)
     raise TypeError(f"settle: obj must be a RigidObjectModel, a floating-base RobotModel or "
-                    f"one of its links, got {type(obj).__name__}")
+                    f"a robot link, got {type(obj).__name__}")
+
+
+def _link_body(robot: RobotModel, link: RobotModelLink) -> _MovingBody:
+    """Klamp't's settle of a link of a fixed-base robot: the link alone, a free rigid body of
+    its collision geometry and mass at its current transform; its robot (every link) is left
+    out of the settling world, so only other entities stop it."""
+    elements = link.getCollisionGeometry()
+    if link.getMass().getMass() <= 0.0 or not elements:
+        raise ValueError(f"settle: link '{link.getName()}' of robot '{robot.getName()}' needs "
+                         f"mass and collision geometry to be settled")
+    R_WL, p_WL = link.getTransform()
+    ids = [robot.getID()] + [robot.link(i).getID() for i in range(robot.numLinks())]
+    return _MovingBody(f"{robot.getName()}/{link.getName()}", elements, link.getMass(), R_WL,
+                       p_WL, np.eye(3), np.zeros(3), ids, robot.settings.body)
 
 
 def _robot_body(robot: RobotModel, link: RobotModelLink | None) -> _MovingBody:

@@ -372,3 +372,67 @@ def test_any_attribute_value_loads_or_raises_a_world_file_error(tmp_path, attr, 
         assert np.all(np.isfinite(world.robot(i).getConfig()))
     for i in range(world.numTerrains()):
         assert np.all(np.isfinite(world.terrain(i).getTransform()[1]))
+
+
+def test_read_file_is_load_file_for_klampt_worlds(tmp_path):
+    """Klamp't's readFile and loadFile are one function: Klamp't programs read .xml worlds with
+    readFile. Ours gives the same world as loadFile, and refuses Klamp't's own formats alike."""
+    path = _world_xml(tmp_path)
+    read = sim_node.WorldModel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert read.readFile(path)
+    mine, theirs = _ours_state(read), _ours_state(_load(path))
+    assert {k: set(v) for k, v in mine.items()} == {k: set(v) for k, v in theirs.items()}
+    for kind in ("objects", "terrains"):
+        for name, values in mine[kind].items():
+            for a, b in zip(values, theirs[kind][name]):
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    for name, links in mine["robots"].items():
+        for link, (R, t) in links.items():
+            np.testing.assert_array_equal(R, theirs["robots"][name][link][0])
+            np.testing.assert_array_equal(t, theirs["robots"][name][link][1])
+    robot = tmp_path / "robot.rob"
+    robot.write_text("links 1\n")
+    with pytest.raises(ModelLoadError, match=r"robot\.rob.*Klamp't's \.rob robot format"):
+        sim_node.WorldModel().readFile(robot)
+
+
+def test_a_urdf_rooted_at_world_is_fixed_in_klampt_without_that_link(tmp_path):
+    """Klamp't fixes a URDF whose root link is named 'world' and drops that link (no virtual
+    base links): a config has one entry per other link. Our arm (rooted at 'world') saved with
+    joint values loads in Klamp't with every link where ours is, and a config of that size
+    written by hand reads into ours as into Klamp't."""
+    from sim_node.resources import data_path
+
+    urdf = str(data_path("robots", "arm7", "arm7.urdf"))
+    world = sim_node.WorldModel()
+    robot = world.loadRobot(urdf, name="arm", t=[-0.45, 0.2, 0.75])
+    assert robot.link(0).getName() == "world" and not robot.isFloatingBase()
+    q = robot.getConfig()
+    q[:7] = [0.3, -0.5, 0.2, -1.4, 0.6, 1.0, -0.7]
+    robot.setConfig(q)
+    saved = tmp_path / "ours.xml"
+    assert world.saveFile(saved)
+    assert 'config="13 ' in saved.read_text()           # 14 links of ours, less 'world'
+    theirs = run_klampt(f"WORLD = {str(saved)!r}\n" + KLAMPT_STATE, tmp_path)
+    ours = _ours_state(world)
+    assert set(theirs["robots"]["arm"]) == set(ours["robots"]["arm"]) - {"world"}
+    for name, (R_k, t_k) in theirs["robots"]["arm"].items():
+        R, t = ours["robots"]["arm"][name]
+        np.testing.assert_allclose(R, np.reshape(R_k, (3, 3)).T, atol=1e-9, err_msg=name)
+        np.testing.assert_allclose(t, t_k, atol=1e-9, err_msg=name)
+    again = _load(saved)
+    np.testing.assert_allclose(again.robot("arm").getConfig(), q, atol=1e-12)
+    # a 13-entry config by hand: Klamp't's link order puts joint1..joint7 on entries 1..7
+    by_hand = tmp_path / "by_hand.xml"
+    by_hand.write_text(f'<world><robot name="arm" file="{urdf}" '
+                       f'config="13 0 0.1 0.2 0.3 -0.4 0.5 0.6 0.7 0 0 0 0 0"/></world>')
+    theirs = run_klampt(f"WORLD = {str(by_hand)!r}\n" + KLAMPT_STATE, tmp_path)
+    ours = _ours_state(_load(by_hand))
+    for name, (R_k, t_k) in theirs["robots"]["arm"].items():
+        np.testing.assert_allclose(ours["robots"]["arm"][name][1], t_k, atol=1e-9, err_msg=name)
+    with pytest.raises(WorldFileError, match="rooted at 'world'.*13 links"):
+        by_hand.write_text(f'<world><robot name="arm" file="{urdf}" '
+                           f'config="18 {" ".join(["0"] * 18)}"/></world>')
+        sim_node.WorldModel().loadFile(by_hand)

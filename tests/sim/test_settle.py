@@ -254,6 +254,47 @@ def test_a_floating_base_robot_settles_as_one_body_on_its_wheels_and_caster():
     np.testing.assert_allclose(t_w, R @ R_base.T @ (p_wheel - p_base) + t, atol=1e-9)
 
 
+STAND_URDF = """<robot name="stand">
+  <link name="base">
+    <inertial><mass value="5"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>
+    </inertial>
+    <collision><origin xyz="0 0 0.25"/><geometry><box size="0.4 0.4 0.5"/></geometry></collision>
+  </link>
+  <link name="paddle">
+    <inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0"
+      iyz="0"/></inertial>
+    <collision><geometry><box size="0.1 0.2 0.05"/></geometry></collision>
+  </link>
+  <joint name="hinge" type="revolute"><parent link="base"/><child link="paddle"/>
+    <origin xyz="0 0 1.0" rpy="0 0 0.4"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="10" velocity="1"/></joint>
+</robot>
+"""
+
+
+def test_a_link_of_a_fixed_base_robot_settles_alone_through_its_own_robot(tmp_path):
+    """Klamp't's rule: the link is cut loose and settles by itself, its robot left out: the
+    paddle (0.05 m thick, 1 m up) passes through its own 0.5 m pedestal and rests on the ground
+    at half its thickness plus the rest gap; a box of the world under it stops it instead."""
+    (tmp_path / "stand.urdf").write_text(STAND_URDF)
+    world = load(tmp_path, box("far", (0.1, 0.1, 0.1), (3, 0, 0.05)))
+    world.loadRobot(str(tmp_path / "stand.urdf"), fixed_base=True)
+    paddle = world.robot(0).link("paddle")
+    before = snapshot(world)
+    (R, t), touched = settle(world, paddle, forcedir=(0, 0, -2))
+    assert t[2] == pytest.approx(0.025 + REST_GAP, abs=HEIGHT_TOL)
+    np.testing.assert_allclose(t[:2], [0, 0], atol=1e-4)
+    assert Rotation.from_matrix(R).as_rotvec() == pytest.approx([0, 0, 0.4], abs=1e-3)
+    assert list(touched) == [world.terrain("ground").getID()]
+    assert_same(snapshot(world), before)
+    # an entity that is not the paddle's robot stops it: a box on the pedestal's footprint
+    blocked = load(tmp_path, box("block", (0.3, 0.3, 0.3), (0, 0, 0.15)), name="blocked.yaml")
+    blocked.loadRobot(str(tmp_path / "stand.urdf"), fixed_base=True)
+    (R, t), touched = settle(blocked, blocked.robot(0).link("paddle"), forcedir=(0, 0, -2))
+    assert t[2] == pytest.approx(0.3 + 0.025 + REST_GAP, abs=HEIGHT_TOL)
+    assert list(touched) == [blocked.rigidObject("block").getID()]
+
+
 def test_bad_arguments_raise_with_what_is_valid(tmp_path):
     world = load(tmp_path, box("b", (0.1, 0.1, 0.1), (0, 0, 0.5)))
     b = world.rigidObject("b")
