@@ -302,3 +302,24 @@ def test_hostile_input_gives_clear_errors(tmp_path):
         g.scale(1, 2, 3)
     with pytest.raises(ValueError, match="not a GeometricPrimitive"):
         Geometry3D().getGeometricPrimitive()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.one_of(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=0,
+                          max_size=12),
+                 st.lists(st.lists(st.floats(-2, 2), min_size=3, max_size=3), min_size=3,
+                          max_size=3), st.text(max_size=5), st.none()),
+       st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=0, max_size=4))
+def test_any_transform_is_a_rotation_or_a_value_error(R, t):
+    sphere = GeometricPrimitive()
+    sphere.setSphere([0, 0, 0], 1)
+    g = Geometry3D(sphere)
+    try:
+        g.setCurrentTransform(R, t)
+    except ValueError:
+        assert g.getCurrentTransform()[1].tolist() == [0, 0, 0]      # unchanged
+        return
+    R_now, t_now = g.getCurrentTransform()
+    np.testing.assert_allclose(R_now @ R_now.T, np.eye(3), atol=1e-6)
+    assert np.linalg.det(R_now) > 0 and np.all(np.isfinite(t_now))
+    assert g.distance_point(t_now).d == pytest.approx(-1.0)

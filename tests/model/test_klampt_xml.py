@@ -335,6 +335,45 @@ def test_package_uris_resolve_as_for_urdfs_and_missing_ones_list_the_places(tmp_
         sim_node.WorldModel().loadFile(path)
 
 
+attribute_value = st.one_of(
+    st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64),
+                       st.integers(-10**30, 10**30)), max_size=5).map(
+        lambda xs: " ".join(repr(x) for x in xs)),
+    st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=12))
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["translation", "position", "rotateRPY", "rotateMoment", "rotateX",
+                        "rotateY", "rotateZ", "config", "scale", "kFriction", "name"]),
+       st.sampled_from(["robot", "terrain", "rigidObject"]), attribute_value)
+def test_any_attribute_value_loads_or_raises_a_world_file_error(tmp_path, attr, tag, value):
+    from xml.sax.saxutils import quoteattr
+    from klampt_reference import ARM_URDF
+    arm = tmp_path / "arm.urdf"
+    arm.write_text(ARM_URDF)
+    mesh = _data("kuka_iiwa", "meshes", "link_0.stl")
+    inner = {"robot": f'<robot file="{arm}" {attr}={quoteattr(value)}/>',
+             "terrain": f'<terrain file="{mesh}" {attr}={quoteattr(value)}/>',
+             "rigidObject": f'<rigidObject {attr}={quoteattr(value)}><geometry mesh="{mesh}"/>'
+                            '</rigidObject>'}[tag]
+    path = tmp_path / "w.xml"
+    path.write_text(f'<world><robot name="first" file="{arm}"/>{inner}</world>')
+    world = sim_node.WorldModel()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            world.loadFile(path)
+    except WorldFileError as error:
+        assert str(path) in str(error)
+        assert world.numRobots() == world.numTerrains() == world.numRigidObjects() == 0
+        return
+    for i in range(world.numRobots()):
+        assert np.all(np.isfinite(world.robot(i).getConfig()))
+    for i in range(world.numTerrains()):
+        assert np.all(np.isfinite(world.terrain(i).getTransform()[1]))
+
+
 def test_read_file_is_load_file_for_klampt_worlds(tmp_path):
     """Klamp't's readFile and loadFile are one function: Klamp't programs read .xml worlds with
     readFile. Ours gives the same world as loadFile, and refuses Klamp't's own formats alike."""
