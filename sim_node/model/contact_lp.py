@@ -40,8 +40,10 @@ def canonical_basis(n) -> tuple:
         u = np.array([0.0, -1.0, 0.0]) + n[1] * n
         u /= np.linalg.norm(u)
         return u, np.cross(n, u)
-    # R = I + [v]x + [v]x^2 / (1 + c) with v = x × n = (0, -nz, ny), c = nx
-    s = 1.0 / (1.0 + n[0])
+    # R = I + [v]x + [v]x^2 / (1 + c) with v = x × n = (0, -nz, ny), c = nx; near -x, 1 + nx
+    # is taken as (ny^2 + nz^2) / (1 - nx), which does not cancel
+    one_plus_c = (n[1] ** 2 + n[2] ** 2) / (1.0 - n[0]) if n[0] < 0 else 1.0 + n[0]
+    s = 1.0 / one_plus_c
     u = np.array([-n[1], n[0] + s * n[2] * n[2], -s * n[1] * n[2]])
     w = np.array([-n[2], -s * n[1] * n[2], n[0] + s * n[1] * n[1]])
     return u, w
