@@ -630,6 +630,37 @@ class SE3Trajectory(GeodesicTrajectory):
         return SE3Trajectory
 
 
+def _bezier_to_hermite(times, controlPoints, difference) -> tuple:
+    """(times, milestones, derivatives) of the Hermite curve equal to the piecewise cubic
+    Bezier curve on controlPoints[3i : 3i+4] over [times[i], times[i+1]]; `difference(b, a)`
+    is the tangent from a to b (b - a in a vector space). A kink doubles its knot."""
+    nsegs = len(times) - 1
+    if nsegs < 1 or nsegs * 3 + 1 != len(controlPoints):
+        raise ValueError(f"makeBezier: {len(times)} times need {max(nsegs, 0) * 3 + 1} "
+                         f"control points (3 per segment + 1), got {len(controlPoints)}")
+    newtimes, milestones, derivatives = [], [], []
+    for i in range(nsegs):
+        a, b, c, d = controlPoints[i * 3:i * 3 + 4]
+        dt = times[i + 1] - times[i]
+        if not dt > 0:
+            raise ValueError(f"makeBezier: times must increase strictly, but times[{i + 1}]"
+                             f" = {times[i + 1]} <= times[{i}] = {times[i]}")
+        v_start = vectorops.mul(difference(b, a), 3 / dt)
+        v_end = vectorops.mul(difference(c, d), -3 / dt)
+        if i == 0:
+            newtimes.append(times[0])
+            milestones.append(a)
+            derivatives.append(v_start)
+        elif vectorops.distance(v_start, derivatives[-1]) > 1e-4:
+            newtimes.append(newtimes[-1])        # a kink: a doubled knot
+            milestones.append(milestones[-1])
+            derivatives.append(v_start)
+        newtimes.append(times[i + 1])
+        milestones.append(d)
+        derivatives.append(v_end)
+    return newtimes, milestones, derivatives
+
+
 class HermiteTrajectory(Trajectory):
     """Cubic Hermite segments. Milestones are phase-space states [x, dx] (2n entries: the
     point and its velocity); eval gives x, deriv dx, eval_accel the acceleration and
@@ -720,31 +751,7 @@ class HermiteTrajectory(Trajectory):
     def makeBezier(self, times, controlPoints) -> None:
         """Segment i is the cubic Bezier curve on controlPoints[3i : 3i+4] over
         [times[i], times[i+1]] (times strictly increasing); set on self."""
-        nsegs = len(times) - 1
-        if nsegs < 1 or nsegs * 3 + 1 != len(controlPoints):
-            raise ValueError(f"makeBezier: {len(times)} times need {max(nsegs, 0) * 3 + 1} "
-                             f"control points (3 per segment + 1), got {len(controlPoints)}")
-        newtimes, milestones, velocities = [], [], []
-        for i in range(nsegs):
-            a, b, c, d = controlPoints[i * 3:i * 3 + 4]
-            dt = times[i + 1] - times[i]
-            if not dt > 0:
-                raise ValueError(f"makeBezier: times must increase strictly, but times[{i + 1}]"
-                                 f" = {times[i + 1]} <= times[{i}] = {times[i]}")
-            v_start = vectorops.mul(vectorops.sub(b, a), 3 / dt)
-            v_end = vectorops.mul(vectorops.sub(c, d), -3 / dt)
-            if i == 0:
-                newtimes.append(times[0])
-                milestones.append(a)
-                velocities.append(v_start)
-            elif vectorops.distance(v_start, velocities[-1]) > 1e-4:
-                newtimes.append(newtimes[-1])        # a kink: a doubled knot
-                milestones.append(milestones[-1])
-                velocities.append(v_start)
-            newtimes.append(times[i + 1])
-            milestones.append(d)
-            velocities.append(v_end)
-        self.__init__(newtimes, milestones, velocities)
+        self.__init__(*_bezier_to_hermite(times, controlPoints, vectorops.sub))
 
     def makeMinTimeSpline(self, *args, **kwargs) -> None:
         raise ValueError("HermiteTrajectory.makeMinTimeSpline needs Klamp't's motion planning "
@@ -910,33 +917,9 @@ class GeodesicHermiteTrajectory(Trajectory):
     def makeBezier(self, times, controlPoints) -> None:
         """Segment i is the geodesic Bezier curve on controlPoints[3i : 3i+4] over
         [times[i], times[i+1]] (times strictly increasing); set on self."""
-        nsegs = len(times) - 1
-        if nsegs < 1 or nsegs * 3 + 1 != len(controlPoints):
-            raise ValueError(f"makeBezier: {len(times)} times need {max(nsegs, 0) * 3 + 1} "
-                             f"control points (3 per segment + 1), got {len(controlPoints)}")
-        g = self.geodesic
-        newtimes, milestones, derivatives = [], [], []
-        for i in range(nsegs):
-            a, b, c, d = controlPoints[i * 3:i * 3 + 4]
-            dt = times[i + 1] - times[i]
-            if not dt > 0:
-                raise ValueError(f"makeBezier: times must increase strictly, but times[{i + 1}]"
-                                 f" = {times[i + 1]} <= times[{i}] = {times[i]}")
-            v_start = vectorops.mul(g.difference(b, a), 3 / dt)
-            v_end = vectorops.mul(g.difference(c, d), -3 / dt)
-            if i == 0:
-                newtimes.append(times[0])
-                milestones.append(a)
-                derivatives.append(v_start)
-            elif vectorops.distance(v_start, derivatives[-1]) > 1e-4:
-                newtimes.append(newtimes[-1])
-                milestones.append(milestones[-1])
-                derivatives.append(v_start)
-            newtimes.append(times[i + 1])
-            milestones.append(d)
-            derivatives.append(v_end)
-        GeodesicHermiteTrajectory.__init__(self, self.geodesic, newtimes, milestones,
-                                           derivatives)
+        GeodesicHermiteTrajectory.__init__(
+            self, self.geodesic, *_bezier_to_hermite(times, controlPoints,
+                                                     self.geodesic.difference))
 
     def waypoint(self, state):
         return state[:len(state) // 2]

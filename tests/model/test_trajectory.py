@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 from klampt_reference import run_klampt
 from sim_node.math import se3, so3, vectorops
+from sim_node.math.geodesic import CartesianSpace
 from sim_node.model import trajectory as trajectory_module
-from sim_node.model.trajectory import (HermiteTrajectory, RobotTrajectory,
+from sim_node.model.trajectory import (GeodesicHermiteTrajectory, HermiteTrajectory,
+                                       RobotTrajectory,
                                        SE3HermiteTrajectory, SE3Trajectory,
                                        SO3HermiteTrajectory, SO3Trajectory, Trajectory)
 
@@ -204,6 +206,29 @@ def test_hermite_spline_through_waypoints_is_c1_and_interpolates():
     bez = HermiteTrajectory()
     bez.makeBezier([0.0, 1.0], [[0.0], [1.0], [2.0], [3.0]])       # a straight line
     assert bez.eval(0.25) == pytest.approx([0.75]) and bez.deriv(0.6) == pytest.approx([3.0])
+
+
+def test_bezier_on_a_geodesic_equals_the_cubic_bezier_in_a_vector_space():
+    """GeodesicHermiteTrajectory.makeBezier in R^2 is the closed-form cubic Bezier curve
+    B(u) = (1-u)^3 a + 3u(1-u)^2 b + 3u^2(1-u) c + u^3 d on each segment, and a kink between
+    segments doubles its knot (Hermite makeBezier does the same)."""
+    pts = [[0.0, 0.0], [1.0, 2.0], [2.0, 2.0], [3.0, 0.0], [5.0, -1.0], [6.0, 0.0], [7.0, 2.0]]
+    times = [0.0, 1.0, 3.0]
+    geo = GeodesicHermiteTrajectory(CartesianSpace(2))
+    geo.makeBezier(times, pts)
+    flat = HermiteTrajectory()
+    flat.makeBezier(times, pts)
+    assert len(geo.times) == len(flat.times) == 4        # (3,0)-(2,2) vs (5,-1)-(3,0): a kink
+    for seg, (t0, t1) in enumerate(zip(times, times[1:])):
+        a, b, c, d = (np.array(p) for p in pts[3 * seg:3 * seg + 4])
+        for u in (0.1, 0.5, 0.9):
+            expected = ((1 - u) ** 3 * a + 3 * u * (1 - u) ** 2 * b + 3 * u * u * (1 - u) * c
+                        + u ** 3 * d)
+            t = t0 + u * (t1 - t0)
+            assert geo.eval(t) == pytest.approx(expected.tolist(), abs=1e-12)
+            assert flat.eval(t) == pytest.approx(expected.tolist(), abs=1e-12)
+    with pytest.raises(ValueError, match="control points"):
+        geo.makeBezier(times, pts[:-1])
 
 
 def test_insert_keeps_time_order():
