@@ -88,20 +88,23 @@ def nearest_valid_moments(moments) -> np.ndarray:
     """The point of the cone {λi <= λj + λk} nearest to `moments` (3,), Euclidean distance.
 
     The projection onto a polyhedral cone lies on the span of one of its faces: every subset of
-    active constraints is tried and the nearest feasible projection kept (exact; 8 subsets)."""
+    active constraints is tried and the nearest feasible projection kept (exact; 8 subsets).
+    Each candidate c is the orthogonal projection of x onto a subspace, so |x - c|^2 =
+    |x|^2 - |c|^2: the nearest is the longest, compared without the rounding of |x - c| (which
+    cannot tell (e/2, e/2, 0) from 0 for x = (0, e, -3), e = 6e-8)."""
     x = np.asarray(moments, dtype=float)
     if (_CONE @ x).max() <= 0.0:
         return x.copy()
-    best, best_distance = np.zeros(3), float(np.linalg.norm(x))
+    best, best_length = np.zeros(3), 0.0
     scale = max(float(np.abs(x).max()), 1e-300)
     for k in (1, 2):
         for active in itertools.combinations(range(3), k):
             A = _CONE[list(active)]
             candidate = x - A.T @ np.linalg.solve(A @ A.T, A @ x)
             if (_CONE @ candidate).max() <= 1e-12 * scale:
-                distance = float(np.linalg.norm(candidate - x))
-                if distance < best_distance:
-                    best, best_distance = candidate, distance
+                length = float(candidate @ candidate)
+                if length > best_length:
+                    best, best_length = candidate, length
     return best
 
 

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, example, given, settings, strategies as st
 from scipy.optimize import nnls
 from transforms3d.euler import euler2mat
 
@@ -22,6 +22,7 @@ moments = st.lists(st.floats(-10, 10, allow_nan=False), min_size=3, max_size=3).
 
 @settings(max_examples=300, deadline=None)
 @given(moments)
+@example(np.array([0.0, 5.96e-8, -3.0]))      # the nearest is (e/2, e/2, 0), not 0
 def test_nearest_valid_moments_is_the_projection_onto_the_valid_cone(x):
     # Moreau: p = proj_K(x) iff p in K, x - p in the polar cone K° = {A^T mu, mu >= 0} and
     # p . (x - p) = 0 (K = {l : A l <= 0})
