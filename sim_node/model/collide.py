@@ -18,6 +18,7 @@ import numpy as np
 from transforms3d.quaternions import mat2quat
 
 from sim_node.model.bodies import RigidObjectModel, TerrainModel
+from sim_node.model.geometry3d import ray_segment
 from sim_node.model.robot import RobotModel, RobotModelLink
 from sim_node.model.scene import SceneLayout, build_scene
 from sim_node.model.world import WorldModel
@@ -309,7 +310,7 @@ class WorldCollider:
     # -- rays (the engine's ray casts, engine/queries/raycast.pyx, on this collider's scene) --
     def rayCast(self, s, d, indices=None):
         """The first object hit by the ray from s along the direction d (world [m]; the ray
-        reaches RAY_LENGTH), as (object, point (3,) world [m]), or None. indices: the geomList
+        reaches geometry3d.RAY_LENGTH), as (object, point (3,) world [m]), or None. indices: the geomList
         indices to consider (None: all). What counts as a hit is the engine's (PyBullet's):
         a solid is hit where the ray enters it, so a ray starting inside one does not hit it."""
         allowed = None if indices is None else {id(self.geomList[k]) for k in indices}
@@ -321,16 +322,9 @@ class WorldCollider:
         return self._ray(s, d, {id(l) for l in robot.links()})
 
     def _ray(self, s, d, allowed):
-        s = _finite3(s, "rayCast: s")
-        d = _finite3(d, "rayCast: d")
-        norm = float(np.linalg.norm(d))
-        if norm == 0.0:
-            raise ValueError("rayCast: the direction d is zero")
-        if not np.all(np.abs(s) <= RAY_LENGTH):
-            raise ValueError(f"rayCast: s {s.tolist()} must lie within +-{RAY_LENGTH:g} m")
+        s, end, unit = ray_segment(s, d)
         self._update()
         entity, link = shape_owners(self._layout)
-        end = s + d / norm * RAY_LENGTH
         origin = s
         # objects left out are passed through: cast again from just beyond each such hit
         for _ in range(len(self.geomList) + 1):
@@ -343,19 +337,8 @@ class WorldCollider:
                 owner = owner.link(int(link[shape[0]]))
             if allowed is None or id(owner) in allowed:
                 return owner, point[0].copy()
-            origin = point[0] + d / norm * RAY_STEP
+            origin = point[0] + unit * RAY_STEP
         return None
 
 
-RAY_LENGTH = 1e5    # [m] how far WorldCollider's rays reach (and |s| at most)
 RAY_STEP = 1e-9     # [m] a ray passing an object left out goes on from this beyond its hit
-
-
-def _finite3(x, what: str) -> np.ndarray:
-    try:
-        v = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be 3 numbers, got {x!r}") from None
-    if v.shape != (3,) or not np.all(np.isfinite(v)):
-        raise ValueError(f"{what} must be 3 finite numbers, got {x!r}")
-    return v

@@ -403,17 +403,10 @@ class Geometry3D:
     def rayCast_ext(self, s, d):
         """(element, point): the element hit (a mesh's triangle, a group's element, 0 for a
         primitive; -1 for none) and the world hit point."""
-        s = _vec3(s, "rayCast: s")
-        d = _vec3(d, "rayCast: d")
-        norm = float(np.linalg.norm(d))
-        if norm == 0.0:
-            raise ValueError("rayCast: the direction d is zero")
-        if not np.all(np.abs(s) <= RAY_LENGTH):
-            raise ValueError(f"rayCast: s {s.tolist()} must lie within +-{RAY_LENGTH:g} m")
+        s, end, _ = ray_segment(s, d)
         if self.empty():
             return -1, s.tolist()
         scene, shapes = _scene(self)
-        end = s + d / norm * RAY_LENGTH
         fraction, shape, point, _ = scene.ray_cast(s[None], end[None], threads=1)
         if shape[0] < 0:
             return -1, s.tolist()
@@ -573,6 +566,20 @@ def _point_triangle_distance(x, a, b, c) -> np.ndarray:
         inside &= np.einsum("ij,ij->i", np.cross(q - p, proj - p), n) >= 0
     edges = np.minimum(np.minimum(segment(a, b), segment(b, c)), segment(c, a))
     return np.where(inside & (area2 > 0), np.abs(plane), edges)
+
+
+def ray_segment(s, d) -> tuple:
+    """(s, end, unit direction) of Klamp't's ray from s along d, cast RAY_LENGTH far; s and d
+    3 finite numbers, d not zero, |s| within RAY_LENGTH per axis, else a ValueError."""
+    s = _vec3(s, "rayCast: s")
+    d = _vec3(d, "rayCast: d")
+    norm = float(np.linalg.norm(d))
+    if norm == 0.0:
+        raise ValueError("rayCast: the direction d is zero")
+    if not np.all(np.abs(s) <= RAY_LENGTH):
+        raise ValueError(f"rayCast: s {s.tolist()} must lie within +-{RAY_LENGTH:g} m")
+    unit = d / norm
+    return s, s + unit * RAY_LENGTH, unit
 
 
 def _vec3(x, what: str) -> np.ndarray:
