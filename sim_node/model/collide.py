@@ -310,8 +310,8 @@ class WorldCollider:
     # -- rays (the engine's ray casts, engine/queries/raycast.pyx, on this collider's scene) --
     def rayCast(self, s, d, indices=None):
         """The first object hit by the ray from s along the direction d (world [m]; the ray
-        reaches geometry3d.RAY_LENGTH), as (object, point (3,) world [m]), or None. indices: the geomList
-        indices to consider (None: all). What counts as a hit is the engine's (PyBullet's):
+        reaches geometry3d.RAY_LENGTH), as (object, point (3,) world [m]), or None. indices:
+        the geomList indices to consider (None: all). What counts as a hit is the engine's (PyBullet's):
         a solid is hit where the ray enters it, so a ray starting inside one does not hit it."""
         allowed = None if indices is None else {id(self.geomList[k]) for k in indices}
         return self._ray(s, d, allowed)
