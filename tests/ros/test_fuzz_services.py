@@ -286,8 +286,10 @@ class Fuzzed:
         since = _latest_clock(self.watch)
         deadline = time.monotonic() + 30.0
         while (latest := _latest_clock(self.watch)) <= since + 0.01:
-            assert time.monotonic() < deadline, \
-                f"the clock does not advance while playing (at {latest} s, from {since} s)"
+            assert time.monotonic() < deadline, (
+                f"the clock does not advance while playing (at {latest} s, from {since} s); "
+                f"node alive: {self.node.process.poll() is None}; its log ends:\n"
+                + self.node.log()[-3000:])
             since = min(since, latest)
             time.sleep(0.01)
         for topic in self.watch.received:       # the last KEEP messages of each
