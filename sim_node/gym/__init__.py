@@ -1,0 +1,1 @@
+"""gymnasium environments on the sim_node engine (issue 14)."""
