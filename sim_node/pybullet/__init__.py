@@ -9,6 +9,7 @@ from sim_node.pybullet.errors import *          # noqa: F401,F403
 from sim_node.pybullet.constants import *       # noqa: F401,F403
 from sim_node.pybullet.connection import *      # noqa: F401,F403
 from sim_node.pybullet.loading import *         # noqa: F401,F403
+from sim_node.pybullet.formats import *         # noqa: F401,F403
 from sim_node.pybullet.bodies import *          # noqa: F401,F403
 from sim_node.pybullet.control import *         # noqa: F401,F403
 from sim_node.pybullet.state import *           # noqa: F401,F403

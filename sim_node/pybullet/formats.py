@@ -1,0 +1,2 @@
+"""(placeholder: filled by issue 14)"""
+__all__: list = []
