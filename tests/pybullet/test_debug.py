@@ -286,3 +286,20 @@ def test_hostile_input_raises_pybullet_error(call, argument):
 def test_bad_arguments_say_what_is_valid(gui, call, message):
     with pytest.raises(p.error, match=message):
         call()
+
+
+def test_items_attached_to_a_link_and_object_colours_check_the_body(gui):
+    import pybullet_data
+    p.setAdditionalSearchPath(pybullet_data.getDataPath())
+    kuka = p.loadURDF("kuka_iiwa/model.urdf")
+    line = p.addUserDebugLine([0, 0, 0], [0, 0, 0.2], parentObjectUniqueId=kuka,
+                              parentLinkIndex=6)
+    assert _client(gui).debug.items[line].data["parent"] == (kuka, 6)
+    with pytest.raises(p.error, match=r"parentLinkIndex 7 is out of range .* -1 \(base\) to 6"):
+        p.addUserDebugText("x", [0, 0, 0], parentObjectUniqueId=kuka, parentLinkIndex=7)
+    p.setDebugObjectColor(kuka, 3, [1, 0, 0])
+    assert _client(gui).debug.object_colors == {(kuka, 3): (1.0, 0.0, 0.0)}
+    p.setDebugObjectColor(objectUniqueId=kuka, linkIndex=3)           # no colour: removed
+    assert _client(gui).debug.object_colors == {}
+    with pytest.raises(p.error, match="linkIndex -2 is out of range"):
+        p.setDebugObjectColor(kuka, -2, [1, 0, 0])

@@ -9,6 +9,8 @@ import numpy as np
 import pybullet as pb
 import pybullet_data
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sim_node.pybullet as p
 
@@ -311,3 +313,35 @@ def test_a_stopped_logger_writes_no_more(ours, tmp_path):
     size = path.stat().st_size
     p.stepSimulation()
     assert path.stat().st_size == size
+
+
+# -- hostile input ---------------------------------------------------------------------------
+hostile = st.one_of(st.none(), st.text(max_size=3), st.binary(max_size=3), st.integers(),
+                    st.floats(), st.booleans(),
+                    st.lists(st.one_of(st.integers(-3, 3), st.none(), st.floats()), max_size=4))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["loggingType", "fileName", "objectUniqueIds", "maxLogDof",
+                        "bodyUniqueIdA", "bodyUniqueIdB", "linkIndexA", "linkIndexB",
+                        "deviceTypeFilter", "logFlags", "physicsClientId"]), hostile)
+def test_hostile_arguments_raise_pybullet_error_or_log(tmp_path_factory, argument, value):
+    folder = tmp_path_factory.mktemp("hostile")
+    kwargs = dict(loggingType=p.STATE_LOGGING_GENERIC_ROBOT, fileName=str(folder / "log.bin"))
+    if argument == "fileName" and isinstance(value, (str, bytes)) and value:
+        # a name inside the test's folder, never the working directory
+        if isinstance(value, bytes):
+            value = os.path.join(os.fsencode(folder), value.lstrip(b"/"))
+        else:
+            value = os.path.join(str(folder), value.lstrip("/"))
+    kwargs[argument] = value
+    cid = p.connect(p.DIRECT)
+    try:
+        kwargs.setdefault("physicsClientId", cid)
+        log_id = p.startStateLogging(**kwargs)
+        p.stepSimulation(physicsClientId=cid)
+        p.stopStateLogging(log_id, physicsClientId=cid)
+    except p.error:
+        pass
+    finally:
+        p.disconnect(cid)
