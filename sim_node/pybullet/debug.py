@@ -41,6 +41,7 @@ import numbers
 from dataclasses import dataclass, field
 
 from sim_node.pybullet import constants as C
+from sim_node.pybullet.client import get_client
 from sim_node.pybullet.errors import error
 from sim_node.pybullet.transforms import (_client_id, _number, _unit_quaternion, _vector,
                                           computeViewMatrixFromYawPitchRoll)
@@ -94,12 +95,6 @@ class DebugState:
     settings: dict = field(default_factory=dict)         # lightPosition, shadowMap... as set
     object_colors: dict = field(default_factory=dict)    # (uid, link index) -> rgb
     clock_installed: bool = False
-
-
-def get_client(physicsClientId: int):
-    # imported on use: the client module (sim_node.pybullet.client) imports the layers below
-    from sim_node.pybullet.client import get_client as client_of
-    return client_of(physicsClientId)
 
 
 def debug_state(client) -> DebugState:

@@ -53,6 +53,7 @@ import time
 import numpy as np
 
 from sim_node.pybullet import constants as C
+from sim_node.pybullet.client import get_client
 from sim_node.pybullet.errors import error
 from sim_node.pybullet.transforms import _client_id
 
@@ -79,12 +80,6 @@ _JOINT_DOFS = {C.JOINT_REVOLUTE: 1, C.JOINT_PRISMATIC: 1, C.JOINT_SPHERICAL: 3,
 
 
 # -- the client's loggers -----------------------------------------------------------------------
-def _get_client(physicsClientId: int):
-    # imported on use: the client module imports the layers below
-    from sim_node.pybullet.client import get_client
-    return get_client(physicsClientId)
-
-
 class _Loggers:
     """A client's state loggers (``client.state_loggers``): ids from 0 in start order."""
 
@@ -350,7 +345,7 @@ def startStateLogging(loggingType, fileName, objectUniqueIds=None, maxLogDof=DEF
     if flags & ~C.STATE_LOG_JOINT_TORQUES:
         raise error(f"{name}: logFlags {flags} holds bits other than STATE_LOG_JOINT_MOTOR_"
                     f"TORQUES (1) and STATE_LOG_JOINT_USER_TORQUES (2)")
-    client = _get_client(physicsClientId)
+    client = get_client(physicsClientId)
     for uid in ids + [b for b in (body_a, body_b) if b >= 0]:
         client.body(uid)            # error("no body with unique id N") when unknown
     path, handle = _open_for_writing(fileName, name)
@@ -379,7 +374,7 @@ def stopStateLogging(loggingId, physicsClientId=0) -> None:
     name = "stopStateLogging"
     _client_id(physicsClientId, name)
     logging_id = _int_argument(loggingId, name, "loggingId")
-    client = _get_client(physicsClientId)
+    client = get_client(physicsClientId)
     loggers = _loggers(client)
     logger = loggers.active.pop(logging_id, None)
     if logger is None:
@@ -399,7 +394,7 @@ def submitProfileTiming(eventName=None, physicsClientId=0) -> None:
     if eventName is not None and not isinstance(eventName, str):
         raise error(f"{name}: eventName must be a str or None (None ends the last timing), "
                     f"got {eventName!r}")
-    client = _get_client(physicsClientId)
+    client = get_client(physicsClientId)
     loggers = _loggers(client)
     if eventName is not None:
         loggers.profile_stack.append(eventName)
