@@ -321,19 +321,19 @@ def _rays(values, fn: str, name: str) -> np.ndarray:
 
 
 def _ray_results(client, hits) -> tuple:
+    miss = (-1, -1, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    named = {}                  # (entity, link) -> (uid, PyBullet link), once per call
+    fraction = hits.fraction.tolist()
+    points, normals = hits.point.tolist(), hits.normal.tolist()
     out = []
-    world = client.world
-    for k in range(len(hits.fraction)):
-        entity = int(hits.body[k])
+    for k, (entity, link) in enumerate(zip(hits.body.tolist(), hits.link.tolist())):
         if entity < 0:
-            out.append((-1, -1, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)))
+            out.append(miss)
             continue
-        link = int(hits.link[k])
-        target = world.getEntity(entity)
-        wid = target.link(link).getID() if link >= 0 and hasattr(target, "link") else entity
-        uid, plink = client.locate(wid)
-        out.append((uid, plink, float(hits.fraction[k]), _tuple3(hits.point[k]),
-                    _tuple3(hits.normal[k])))
+        if (entity, link) not in named:
+            named[entity, link] = _locate_link(client, entity, link)
+        uid, plink = named[entity, link]
+        out.append((uid, plink, fraction[k], tuple(points[k]), tuple(normals[k])))
     return tuple(out)
 
 
