@@ -159,3 +159,27 @@ def test_a_frame_beyond_16_million_pixels_is_refused_clearly(plane_client):
         p.getCameraImage(8192, 4096, physicsClientId=plane_client)
     with pytest.raises(p.error, match=r"width must be an int"):
         p.getCameraImage(math.pi, 4, physicsClientId=plane_client)
+
+
+def test_unshaded_kuka_colours_are_pybullets():
+    """Ambient 1, diffuse 0 (no shading): the kuka's URDF material colours as TinyRenderer
+    draws them, within 1 / 255 (PyBullet truncates colour * 255, we round)."""
+    view = pb.computeViewMatrix([0.9, 0.7, 1.1], [-0.3, -0.2, 0.5], [0.0, 0.0, 1.0])
+    proj = pb.computeProjectionMatrixFOV(60.0, W / H, NEAR, FAR)
+    images = []
+    for module in (p, pb):
+        client = module.connect(pb.DIRECT)
+        try:
+            _, _, kuka = _scene(module, client)
+            images.append(module.getCameraImage(
+                W, H, view, proj, lightAmbientCoeff=1.0, lightDiffuseCoeff=0.0,
+                lightSpecularCoeff=0.0, shadow=0, renderer=pb.ER_TINY_RENDERER,
+                flags=pb.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX, physicsClientId=client))
+        finally:
+            module.disconnect(physicsClientId=client)
+    ours, ref = images
+    on_kuka = ((ours[4] & 0xFFFFFF) == kuka) & (ours[4] == ref[4]) & _interior(ours[4]) \
+        & _interior(ref[4])
+    assert on_kuka.sum() > 300
+    diff = np.abs(ours[2][on_kuka][:, :3].astype(int) - ref[2][on_kuka][:, :3].astype(int))
+    assert diff.max() <= 1
