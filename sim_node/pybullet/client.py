@@ -225,6 +225,10 @@ class Client:
         uid = self._next_uid
         # getBodyInfo's name: the URDF's <robot name> unless the loader says otherwise
         name = info.pop("name", None) or entity.urdf.name
+        # PyBullet's motors are limited by their `force` only (URDF efforts are reported, not
+        # enforced): the engine's actuators get no effort limit on the actuated DOFs
+        effort = entity.structure.effort_limit
+        effort[effort > 0] = math.inf
         if entity.getName() in {e.getName() for e in _entities(self.world)}:
             # the world wants unique entity names, PyBullet's bodies need not have them
             entity._name = self.world.uniqueName(entity.getName())
