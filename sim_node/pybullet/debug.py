@@ -173,8 +173,7 @@ def _parent(client, uid, link, function: str):
     return uid, link
 
 
-def _new_id(state: DebugState, replace, function: str, kind: str) -> int:
-    replace = _int(replace, function, "replaceItemUniqueId")
+def _new_id(state: DebugState, replace: int, function: str, kind: str) -> int:
     if replace < 0:
         item_id = state.next_id
         state.next_id += 1
@@ -189,6 +188,7 @@ def _new_id(state: DebugState, replace, function: str, kind: str) -> int:
 
 def _add(client, function, kind, data, life_time, replace, viewer_call):
     """Keep a validated item (GUI) and hand it to the viewer; DIRECT returns -1 as PyBullet."""
+    replace = _int(replace, function, "replaceItemUniqueId")
     if not _gui(client):
         return -1
     state = debug_state(client)
