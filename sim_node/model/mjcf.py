@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -823,10 +822,12 @@ class _Reader:
 
 
 def is_mjcf(path) -> bool:
-    """Whether the XML file `path` has a <mujoco> root (a Klamp't world has <world>)."""
+    """Whether the XML file `path` has a <mujoco> root element (a Klamp't world has <world>);
+    False for anything unreadable (the Klamp't reader then reports it)."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except OSError:
+        for _, element in etree.iterparse(str(path), events=("start",), resolve_entities=False,
+                                          no_network=True, remove_comments=True):
+            return element.tag == "mujoco"
+    except (OSError, etree.XMLSyntaxError):
         return False
-    return re.search(rb"<mujoco[\s>/]", head) is not None
+    return False

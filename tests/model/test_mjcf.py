@@ -400,3 +400,24 @@ def test_random_attribute_values_load_or_raise_model_load_error(tmp_path, size, 
         return
     for body in parsed.bodies:
         build(body)
+
+
+def test_world_reads_mjcf_and_klampt_xml_apart_by_root_element(tmp_path):
+    world = WorldModel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        world.readFile(MJCF_DIR / "inverted_pendulum.xml")
+    assert [world.robot(i).getName() for i in range(world.numRobots())] == [
+        "inverted pendulum", "inverted pendulum_1"]
+    assert world.robot(1).numLinks() == 5
+    mass = sum(world.robot(1).link(i).getMass().getMass() for i in range(5))
+    pole = 1000 * capsule_volume(0.049, math.hypot(0.001, 0.6))
+    cart = 1000 * capsule_volume(0.1, 0.2)
+    assert mass == pytest.approx(pole + cart, rel=1e-9)
+    # a Klamp't world is still a Klamp't world, and nothing is added from a broken MJCF
+    bad = tmp_path / "bad.xml"
+    bad.write_text('<mujoco><worldbody><body><geom size="1"/></body>'
+                   '<body><geom size="nan"/></body></worldbody></mujoco>')
+    with pytest.raises(MJCFError):
+        world.loadFile(bad)
+    assert world.numRobots() == 2
