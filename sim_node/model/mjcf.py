@@ -57,7 +57,7 @@ from sim_node.model.inertia_repair import Inertial
 from sim_node.model.urdf import (GeometryElement, Joint, Limit, Link, Origin, URDFRobot)
 
 MAX_ELEMENTS = 100_000        # elements in a file and its includes
-MAX_DEPTH = 1_000             # nesting of <body>
+MAX_DEPTH = 200               # nesting of <body> (libxml2 refuses XML nested beyond 256)
 MAX_INCLUDE_DEPTH = 10
 MAX_MAGNITUDE = 1e15          # as the URDF reader: beyond this products overflow
 DEFAULT_DENSITY = 1000.0      # [kg/m³], MuJoCo's
@@ -176,8 +176,8 @@ def parse_mjcf(path: str | os.PathLike, *, pybullet_masses: bool = False) -> MJC
 
     `pybullet_masses`: masses as PyBullet's loadMJCF computes them (every geom 1000 kg/m³
     whatever its density or mass attribute, <inertial> used when present, settotalmass
-    ignored), for scripts tuned on PyBullet (pybullet_envs' ant weighs 65 kg there, 0.3 kg in
-    MuJoCo); centres of mass and inertias stay those of the union of the geoms."""
+    ignored), for scripts tuned on PyBullet (pybullet_data's ant weighs 182 kg there, 0.9 kg
+    in MuJoCo); centres of mass and inertias stay those of the union of the geoms."""
     reader = _Reader(Path(path), pybullet_masses)
     result = reader.read()
     for w in reader.warnings:

@@ -367,10 +367,15 @@ def test_huge_and_deep_files_are_refused_with_a_clear_error(tmp_path):
     with pytest.raises(MJCFError, match="elements"):
         quiet_parse(huge)
     deep = tmp_path / "deep.xml"
-    deep.write_text("<mujoco><worldbody>" + '<body><geom size="1"/>' * 3000
-                    + "</body>" * 3000 + "</worldbody></mujoco>")
-    with pytest.raises(MJCFError):
+    deep.write_text("<mujoco><worldbody>" + '<body><geom size="1"/>' * 230
+                    + "</body>" * 230 + "</worldbody></mujoco>")
+    with pytest.raises(MJCFError, match="bodies nested deeper than 200"):
         quiet_parse(deep)
+    deeper = tmp_path / "deeper.xml"
+    deeper.write_text("<mujoco><worldbody>" + '<body><geom size="1"/>' * 3000
+                      + "</body>" * 3000 + "</worldbody></mujoco>")
+    with pytest.raises(MJCFError, match="Excessive depth"):
+        quiet_parse(deeper)
 
 
 def test_missing_file_is_an_error():
