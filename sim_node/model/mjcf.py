@@ -66,7 +66,7 @@ JOINT_TYPES = ("hinge", "slide", "ball", "free", "fixed")
 # elements read for their effect on nothing sim_node simulates: skipped without a warning
 QUIET = {"light", "camera", "site", "option", "size", "visual", "statistic", "sensor",
          "tendon", "equality", "contact", "keyframe", "custom", "extension", "texture",
-         "material", "hfield_asset"}
+         "material"}
 # joint attributes sim_node does not model: ignored with one warning per file
 IGNORED_JOINT_ATTRIBUTES = ("armature", "stiffness", "springref", "solreflimit", "solimplimit",
                             "margin", "ref")
@@ -139,20 +139,21 @@ def read_xml(path: Path, error, max_elements: int = MAX_ELEMENTS):
     return root
 
 
-def parse_numbers(text: str, n: int | None, error, what: str, name: str) -> np.ndarray:
-    """The whitespace-separated numbers of attribute `name`; exactly `n` of them unless None.
-    NaN, infinities and magnitudes beyond MAX_MAGNITUDE are errors."""
+def parse_numbers(text: str, n: int | None, error, name: str) -> np.ndarray:
+    """The whitespace-separated numbers of attribute (or element) `name`; exactly `n` of them
+    unless None. NaN, infinities and magnitudes beyond MAX_MAGNITUDE are errors, built by
+    `error(problem)`."""
     tokens = text.split()
     try:
         values = np.array([float(t) for t in tokens], dtype=float)
     except ValueError:
-        raise error(f"attribute {name}=\"{text}\" is not a list of numbers") from None
+        raise error(f"{name}=\"{text}\" is not a list of numbers") from None
     if n is not None and len(values) != n:
-        raise error(f"attribute {name}=\"{text}\" needs {n} numbers, has {len(values)}")
+        raise error(f"{name}=\"{text}\" needs {n} numbers, has {len(values)}")
     if not np.all(np.isfinite(values)):
-        raise error(f"attribute {name}=\"{text}\" is not finite")
+        raise error(f"{name}=\"{text}\" is not finite")
     if np.any(np.abs(values) > MAX_MAGNITUDE):
-        raise error(f"attribute {name}=\"{text}\" exceeds {MAX_MAGNITUDE:g} in magnitude")
+        raise error(f"{name}=\"{text}\" exceeds {MAX_MAGNITUDE:g} in magnitude")
     return values
 
 
@@ -169,7 +170,7 @@ def rotation_between(a, b) -> np.ndarray:
     return np.eye(3) + vx + vx @ vx / (1.0 + c)
 
 
-# -- MJCF -------------------------------------------------------------------------------------------
+# -- MJCF ----------------------------------------------------------------------------------------
 
 def parse_mjcf(path: str | os.PathLike, *, pybullet_masses: bool = False) -> MJCFFile:
     """Read an MJCF file (module docstring). Raises MJCFError; warns MJCFWarning.
@@ -227,7 +228,7 @@ class _Reader:
         if text is None:
             return None if default is None else np.array(default, dtype=float)
         what = self.describe(el)
-        return parse_numbers(text, n, lambda p: self.error(el, what, p), what, name)
+        return parse_numbers(text, n, lambda p: self.error(el, what, p), name)
 
     def scalar(self, el, name: str, default=None, kind=None):
         values = self.numbers(el, name, 1, None if default is None else [default], kind)
@@ -270,7 +271,7 @@ class _Reader:
                 if not isinstance(el.tag, str):
                     continue
                 if el.tag == "geom":
-                    bodies.append(self.static_geom(el, len(bodies)))
+                    bodies.append(self.static_geom(el))
                 elif el.tag == "body":
                     bodies.append(self.top_body(el, len(bodies)))
                 elif el.tag in ("freejoint", "joint", "inertial"):
@@ -383,7 +384,6 @@ class _Reader:
                 return []
             raise self.error(el, self.describe(el), f"unknown default class \"{cls}\"; "
                              f"defined: {sorted(self.defaults) or 'none'}")
-        # kind aliases: a <freejoint> takes nothing from <joint> defaults
         found = self.defaults[cls].get(kind)
         return [found] if found else []
 
@@ -560,7 +560,7 @@ class _Reader:
         return shape, volume
 
     # -- bodies -----------------------------------------------------------------------------------
-    def static_geom(self, el, m: int) -> MJCFBody:
+    def static_geom(self, el) -> MJCFBody:
         geom = self.geom(el)
         name = el.get("name") or "anonymous"
         link = Link(name=name, inertial=None, visuals=(geom.element,),
@@ -574,7 +574,6 @@ class _Reader:
         self.links, self.joints, self.filters = {}, {}, {}
         self.body_links = []
         self.link_count = 0
-        self.elements = 0
         root_link, fixed, origin = self.body(el, None, 0)
         urdf = URDFRobot(name=self.model, links=self.links, joints=self.joints, root=root_link,
                          source=self.source)

@@ -117,7 +117,7 @@ class _Reader:
                                         getattr(el, "sourceline", None)))
 
     def numbers(self, el, n: int | None, what: str) -> np.ndarray:
-        return parse_numbers(el.text or "", n, lambda p: self.error(el, what, p), what,
+        return parse_numbers(el.text or "", n, lambda p: self.error(el, what, p),
                              f"<{el.tag}>")
 
     def child_numbers(self, parent, tag: str, n: int, what: str, default=None):

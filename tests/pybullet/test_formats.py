@@ -21,7 +21,8 @@ DATA = Path(pybullet_data.getDataPath())
 CASES = [("loadMJCF", "mjcf/ant.xml", True), ("loadMJCF", "mjcf/half_cheetah.xml", True),
          ("loadMJCF", "mjcf/reacher.xml", True), ("loadMJCF", "mjcf/humanoid.xml", False),
          ("loadMJCF", "mjcf/inverted_double_pendulum.xml", True),
-         ("loadSDF", "kuka_iiwa/model.sdf", True), ("loadSDF", "kuka_iiwa/kuka_with_gripper2.sdf", True),
+         ("loadSDF", "kuka_iiwa/model.sdf", True),
+         ("loadSDF", "kuka_iiwa/kuka_with_gripper2.sdf", True),
          ("loadSDF", "gripper/wsg50_one_motor_gripper_new.sdf", True),
          ("loadSDF", "stadium.sdf", True)]
 
