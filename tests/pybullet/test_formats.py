@@ -129,3 +129,34 @@ def test_a_file_failing_in_its_second_model_adds_nothing(client, tmp_path):
     with pytest.raises(p.error, match="two.xml"):
         p.loadMJCF(str(path), physicsClientId=client)
     assert not get_client(client).bodies
+
+
+@pytest.mark.parametrize("filters, falls_through", [
+    ('contype="0" conaffinity="0"', True), ('contype="1" conaffinity="0"', False),
+    ('contype="0" conaffinity="1"', False), ("", False)])
+def test_contype_conaffinity_decide_contacts_as_in_pybullet(client, real, tmp_path, filters,
+                                                            falls_through):
+    """A free sphere dropped on a worldbody plane: PyBullet 3.2.7 lets it through only when
+    the plane has contype = conaffinity = 0 (its filter rule is group_a & mask_b OR
+    group_b & mask_a, MuJoCo's rule; checked here against PyBullet itself)."""
+    from sim_node.pybullet import queries
+    if not hasattr(queries, "setCollisionFilterGroupMask"):
+        pytest.skip("setCollisionFilterGroupMask (H-query's) is not on this branch yet")
+    path = tmp_path / "drop.xml"
+    path.write_text(f'<mujoco><worldbody><geom type="plane" size="1 1 1" {filters}/>'
+                    '<body pos="0 0 1"><freejoint/><geom type="sphere" size="0.1"/></body>'
+                    '</worldbody></mujoco>')
+    heights = []
+    for api, cid in ((p, client), (pb, real)):
+        api.resetSimulation(physicsClientId=cid)
+        api.setGravity(0, 0, -10, physicsClientId=cid)
+        _, sphere = quiet(api.loadMJCF, str(path), physicsClientId=cid)
+        for _ in range(240):                               # 1 s of simulated time
+            api.stepSimulation(physicsClientId=cid)
+        heights.append(api.getBasePositionAndOrientation(sphere, physicsClientId=cid)[0][2])
+    ours, theirs = heights
+    assert (theirs < 0) == falls_through                   # the reference itself
+    if falls_through:
+        assert ours < 0
+    else:
+        assert ours == pytest.approx(0.1, abs=2e-3)
