@@ -7,8 +7,11 @@ about the horizontal axis across the leg (ankle_i, the file's ranges); capsules 
 placed by the file's `fromto`; masses and inertias of uniform solids of the file's density
 (5 kg/m^3: `inertiafromgeom`), joint damping 1 N m s/rad; floating base.
 
-Action: Box(-1, 1, (8,)), the joint torques / GEAR N m in the order of ant.xml's actuators'
-joints as listed by the robot (hip_1, ankle_1, hip_2, ... ankle_4). A step lasts 0.02 s (4
+Action: Box(-1, 1, (8,)), the joint torques / 15 N m (GEAR) in the robot's joint order
+(hip_1, ankle_1, hip_2, ... ankle_4). ant.xml's gear of 150 relies on MuJoCo's armature of
+1 kg m^2 per joint, which a URDF cannot carry: on the bare 0.04-0.07 kg limbs 150 N m throws the
+ant a metre up and needs adaptive steps; 15 N m keeps joint speeds within ~15 rad/s (the
+damping's terminal speed) with normal steps. A step lasts 0.02 s (4
 physics substeps of 5 ms). Observation (27,) float64: torso height [m], torso orientation
 (x, y, z, w), torso linear and angular velocity (in the torso's axes) [m/s, rad/s], the 8 joint
 positions [rad] and velocities [rad/s]. Reward: forward velocity of the torso along x [m/s]
@@ -30,7 +33,7 @@ from sim_node.sim.simulator import Simulator
 
 PHYSICS_DT = 0.005              # [s]
 SUBSTEPS = 4
-GEAR = 1.5                      # [N m] torque at |action| = 1 (see the README's decisions)
+GEAR = 15.0                     # [N m] torque at |action| = 1 (see the README's decisions)
 DENSITY = 5.0                   # [kg/m^3] ant.xml's geom density
 RADIUS = 0.08                   # [m] every leg capsule's
 DAMPING = 1.0                   # [N m s/rad] ant.xml's joint default
@@ -41,8 +44,9 @@ INITIAL_RANGE = 0.1             # [rad]
 HEALTHY_Z = (0.2, 1.0)          # [m]
 CTRL_COST = 0.5
 MAX_EPISODE_STEPS = 1000
-SPACING = 5.0                   # [m] between the copies along y (an ant spans ~1.8 m): apart,
-                                # so that the broadphase pairs each ant with the ground only
+SPACING = 5.0                   # [m] between the copies along x (an ant spans ~1.8 m): apart
+                                # along the broadphase's sweep axis, so that it pairs each ant's
+                                # bodies with their own and the ground's only
 GROUND_GROUP, ANT_GROUP = 1, 2  # collision filter bits
 # per leg: direction of its capsules in the torso plane, ankle axis, ankle range [deg]
 LEGS = (((1, 1), (-1, 1, 0), (30, 100)), ((-1, 1), (1, 1, 0), (-100, -30)),
@@ -122,7 +126,7 @@ class AntTask(Task):
         world.loadTerrain(GROUND, name="ground")
         urdf = ant_urdf()
         self.origins = np.zeros((self.copies, 2))
-        self.origins[:, 1] = SPACING * np.arange(self.copies)
+        self.origins[:, 0] = SPACING * np.arange(self.copies)
         for k in range(self.copies):
             world.add(world.makeRobot(urdf, False, name=f"ant_{k}",
                                       t=(*self.origins[k], INIT_HEIGHT)))

@@ -111,6 +111,26 @@ class Task:
     def check_actions(self, actions, batched: bool) -> np.ndarray:
         """The actions as an array (N, *action_shape) after checking them against the action
         space; anything else raises ValueError naming the action, the copy and what is valid."""
+        fast = self._fast_actions(actions, batched)
+        return fast if fast is not None else self._checked_actions(actions, batched)
+
+    def _fast_actions(self, actions, batched: bool):
+        # the common cases in a few operations (a single env's step is mostly Python overhead):
+        # an int of a Discrete space, a float array of a Box's shape within its bounds; None
+        # sends everything else (and every error) through the full check
+        space = self.action_space
+        if isinstance(space, gymnasium.spaces.Discrete):
+            if not batched and type(actions) in (int, np.int64) \
+                    and space.start <= actions < space.start + space.n:
+                return np.array((actions,))
+            return None
+        if type(actions) is np.ndarray and actions.dtype == np.float64 \
+                and actions.shape == ((self.copies, *space.shape) if batched else space.shape) \
+                and (actions >= space.low).all() and (actions <= space.high).all():
+            return actions if batched else actions[None]
+        return None
+
+    def _checked_actions(self, actions, batched: bool) -> np.ndarray:
         space = self.action_space
         discrete = isinstance(space, gymnasium.spaces.Discrete)
         where = "actions" if batched else "action"

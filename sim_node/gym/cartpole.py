@@ -75,15 +75,16 @@ class CartPoleTask(Task):
         self._scene.refresh()
 
     def apply(self, actions):
-        force = (FORCE * actions[:, 0] if self.continuous
-                 else np.where(actions == 1, FORCE, -FORCE))
+        force = FORCE * actions[:, 0] if self.continuous else FORCE * (2 * actions - 1)
         for tau, f in zip(self._tau, force.tolist()):
             tau[0] = f
 
     def observe(self):
-        q = np.concatenate(self._q).reshape(self.copies, 2)
-        v = np.concatenate(self._v).reshape(self.copies, 2)
-        return np.stack((q[:, 0], v[:, 0], q[:, 1], v[:, 1]), axis=1)
+        n = self.copies
+        obs = np.empty((n, 2, 2))           # per copy ((x, x_dot), (theta, theta_dot))
+        obs[:, :, 0] = np.concatenate(self._q).reshape(n, 2)
+        obs[:, :, 1] = np.concatenate(self._v).reshape(n, 2)
+        return obs.reshape(n, 4)
 
     def evaluate(self, obs):
         terminated = (np.abs(obs[:, 0]) > X_LIMIT) | (np.abs(obs[:, 2]) > THETA_LIMIT)

@@ -25,19 +25,76 @@ from gymnasium.vector.utils import batch_space
 from sim_node.gym.base import Task
 
 
+class TaskGroup(Task):
+    """The copies of a task split over `workers` worlds (Simulators) whose steps run at the
+    same time in threads: the engine's step releases the GIL, so each world's physics gets a
+    core. Copy k of the group is copy k - offset of the world holding it; each world's copies
+    are as in one world, so the group equals single environments exactly as one world does."""
+
+    def __init__(self, task_class: type, copies: int, workers: int, **options):
+        from concurrent.futures import ThreadPoolExecutor
+
+        sizes = [copies // workers + (1 if w < copies % workers else 0) for w in range(workers)]
+        self.parts = [task_class(size, **options) for size in sizes]
+        first = self.parts[0]
+        self.name, self.dt = first.name, first.dt
+        self.max_episode_steps = first.max_episode_steps
+        self.action_space, self.observation_space = first.action_space, first.observation_space
+        self.copies = copies
+        self.sim = None
+        self._bounds = np.cumsum([0] + sizes)
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="sim_node.gym")
+
+    def _split(self, indices, values):
+        # {part: (local indices, values)} of global copy indices
+        out = {}
+        for i, value in zip(indices, values):
+            w = int(np.searchsorted(self._bounds, i, side="right")) - 1
+            local, vals = out.setdefault(w, ([], []))
+            local.append(i - self._bounds[w])
+            vals.append(value)
+        return out
+
+    def reset_copies(self, indices, rngs):
+        for w, (local, part_rngs) in self._split(indices, rngs).items():
+            self.parts[w].reset_copies(local, part_rngs)
+
+    def step(self, actions):
+        b = self._bounds
+        futures = [self._pool.submit(part.step, actions[b[w]:b[w + 1]])
+                   for w, part in enumerate(self.parts)]
+        results = [f.result() for f in futures]
+        obs, reward, terminated, success = (
+            np.concatenate([r[k] for r in results]) if results[0][k] is not None else None
+            for k in range(4))
+        return obs, reward, terminated, success
+
+    def observe(self):
+        return np.concatenate([part.observe() for part in self.parts])
+
+    def close(self):
+        self._pool.shutdown()
+
+
 class TaskVectorEnv(VectorEnv):
     """num_envs copies of `task_class` (a sim_node.gym.base.Task) in one world; `options` go to
     the task (e.g. continuous=True for CartPole). max_episode_steps: the truncation length
-    (None: the task's)."""
+    (None: the task's). workers: the copies split over this many worlds stepped at the same
+    time in threads (sim_node.gym.vector.TaskGroup), one per core; 1 (default) is one world,
+    one Simulator.simulate per step."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(self, task_class: type, num_envs: int, max_episode_steps: int | None = None,
-                 **options):
+                 workers: int = 1, **options):
         if not (isinstance(task_class, type) and issubclass(task_class, Task)):
             raise ValueError(f"task_class must be a sim_node.gym.base.Task subclass, "
                              f"got {task_class!r}")
-        self.task = task_class(num_envs, **options)
+        if not isinstance(workers, (int, np.integer)) or isinstance(workers, bool) \
+                or not 1 <= workers <= max(1, num_envs if isinstance(num_envs, int) else 1):
+            raise ValueError(f"workers must be an int in [1, num_envs], got {workers!r}")
+        self.task = (task_class(num_envs, **options) if workers == 1
+                     else TaskGroup(task_class, num_envs, int(workers), **options))
         self.num_envs = self.task.copies
         self.single_observation_space = self.task.observation_space
         self.single_action_space = self.task.action_space
@@ -97,6 +154,8 @@ class TaskVectorEnv(VectorEnv):
         return obs, reward, terminated, truncated, infos
 
     def close_extras(self, **kwargs):
+        if isinstance(self.task, TaskGroup):
+            self.task.close()
         self.task = None
 
 
