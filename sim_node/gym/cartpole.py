@@ -74,19 +74,32 @@ class CartPoleTask(Task):
             self._tau[r][:] = 0.0
         self._scene.refresh()
 
+    # apply / observe / evaluate have a path for one copy (the single environment, whose step
+    # is mostly this Python) doing the same arithmetic on scalars
     def apply(self, actions):
+        if self.copies == 1:
+            a = actions[0, 0] if self.continuous else actions[0]
+            self._tau[0][0] = FORCE * a if self.continuous else FORCE * (2 * int(a) - 1)
+            return
         force = FORCE * actions[:, 0] if self.continuous else FORCE * (2 * actions - 1)
         for tau, f in zip(self._tau, force.tolist()):
             tau[0] = f
 
     def observe(self):
         n = self.copies
-        obs = np.empty((n, 2, 2))           # per copy ((x, x_dot), (theta, theta_dot))
-        obs[:, :, 0] = np.concatenate(self._q).reshape(n, 2)
-        obs[:, :, 1] = np.concatenate(self._v).reshape(n, 2)
-        return obs.reshape(n, 4)
+        obs = np.empty((n, 4))              # per copy (x, x_dot, theta, theta_dot)
+        if n == 1:
+            obs[0, 0::2] = self._q[0]
+            obs[0, 1::2] = self._v[0]
+        else:
+            obs[:, 0::2] = np.concatenate(self._q).reshape(n, 2)
+            obs[:, 1::2] = np.concatenate(self._v).reshape(n, 2)
+        return obs
 
     def evaluate(self, obs):
+        if self.copies == 1:
+            x, theta = obs[0, 0], obs[0, 2]
+            return np.ones(1), np.array((abs(x) > X_LIMIT or abs(theta) > THETA_LIMIT,)), None
         terminated = (np.abs(obs[:, 0]) > X_LIMIT) | (np.abs(obs[:, 2]) > THETA_LIMIT)
         return np.ones(self.copies), terminated, None
 

@@ -109,9 +109,9 @@ class TaskVectorEnv(VectorEnv):
         self._steps = np.zeros(self.num_envs, dtype=np.int64)
 
     def reset(self, *, seed: int | list | None = None, options: dict | None = None):
-        """Reset every copy: seed an int (copy i gets seed + i), a list of num_envs seeds (None
-        entries: fresh entropy) or None (fresh entropy the first time, else the copies' own
-        generators continue)."""
+        """Reset every copy: seed an int (copy i gets seed + i), a list of num_envs seeds or
+        None; a copy without a seed keeps drawing from its own generator (fresh entropy the
+        first time)."""
         n = self.num_envs
         if seed is None:
             seeds = [None] * n
