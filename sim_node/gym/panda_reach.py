@@ -16,6 +16,7 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 
+from sim_node.engine.api import Data, kinematics
 from sim_node.gym.base import Task, TaskEnv, pybullet_data_urdf
 from sim_node.model.world import WorldModel
 from sim_node.sim.simulator import Simulator
@@ -53,8 +54,7 @@ class PandaReachTask(Task):
         robot = world.robot(0)
         lower, upper = robot.getJointLimits()
         self._lower, self._upper = lower[:7], upper[:7]
-        self._ee = np.array([robot.link(EE_LINK).getIndex()], dtype=np.intp)
-        self._world_frame = np.array([-1], dtype=np.intp)
+        self._ee = robot.link(EE_LINK).getIndex()
         self.sim = Simulator(world)
         # every copy at the origin, colliding with nothing (no self collision, no floor, as
         # PyBullet loads the arm): each copy's arithmetic is exactly the single environment's
@@ -64,7 +64,11 @@ class PandaReachTask(Task):
         self._q, self._v = scene.robot_q, scene.robot_v
         self._q_des, self._iterm = scene.robot_q_des, scene.robot_iterm
         self.goals = np.zeros((self.copies, 3))     # [m] base frame
-        self._pose = np.empty((1, 7))
+        # each copy's kinematics model and a Data of the task's own for its forward
+        # kinematics (the engine's function on the simulated q, without the Simulator's
+        # per-call lookups: the grasp points are read at every step)
+        self._kinematics = [(world.robot(r).model, Data(world.robot(r).model))
+                            for r in range(self.copies)]
 
     def reset_copies(self, indices, rngs):
         for r, rng in zip(indices, rngs):
@@ -92,9 +96,8 @@ class PandaReachTask(Task):
     def grasp_points(self) -> np.ndarray:
         """(N, 3) [m] the grasp points (base frame = world: every base is at the origin)."""
         out = np.empty((self.copies, 3))
-        for r in range(self.copies):
-            self.sim.getLinkPoses(r, self._ee, self._world_frame, self._pose)
-            out[r] = self._pose[0, :3]
+        for r, ((model, data), q) in enumerate(zip(self._kinematics, self._q)):
+            out[r] = kinematics.frames(model, data, q)[1][self._ee]
         return out
 
     def evaluate(self, obs):
