@@ -113,6 +113,8 @@ class TaskVectorEnv(VectorEnv):
         None; a copy without a seed keeps drawing from its own generator (fresh entropy the
         first time)."""
         n = self.num_envs
+        # VectorEnv's own generator (np_random: seeded by an int seed, as gymnasium's are)
+        super().reset(seed=int(seed) if isinstance(seed, (int, np.integer)) else None)
         if seed is None:
             seeds = [None] * n
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
