@@ -1,10 +1,12 @@
 """A task run on N copies of a robot in one simulated world, and the single environment on it.
 
 Every environment of sim_node.gym is a `Task`: one WorldModel holding `copies` copies of the
-task's robot, placed so that they never touch each other, stepped by ONE Simulator. The single
-environment (`TaskEnv`, a gymnasium.Env) is the task with one copy; the vector environment
-(sim_node.gym.vector) is the same task with N copies and the same code per copy, which is why
-the two agree bit for bit (tests/gym/test_vector.py).
+task's robot that never collide with each other (collision filters), stepped by ONE Simulator.
+The single environment (`TaskEnv`, a gymnasium.Env) is the task with one copy; the vector
+environment (sim_node.gym.vector) is the same task with N copies and the same code per copy.
+Where a task has no contacts its copies share one place, do the single environment's exact
+arithmetic, and the two agree bit for bit (tests/gym/test_vector.py); the README's
+"Gymnasium environments (decisions)" says what holds for the ant.
 
 A task's arrays are batched over the copies: actions (N, *action_shape), observations
 (N, obs_dim) float64, rewards (N,) float64, terminations (N,) bool.
