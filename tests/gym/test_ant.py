@@ -34,7 +34,7 @@ def _xml_masses():
 
 
 def test_passes_gymnasium_env_checker():
-    check_env(gymnasium.make("sim_node/Ant-v0").unwrapped, skip_render_check=True)
+    check_env(gymnasium.make("sim_node/Ant-v0", render_mode="rgb_array").unwrapped)
 
 
 def test_mass_is_the_mjcf_files_by_density():

@@ -43,8 +43,9 @@ def _closed_form(theta, g):
 
 def test_passes_gymnasium_env_checker():
     for continuous in (False, True):
-        env = gymnasium.make("sim_node/CartPole-v0", continuous=continuous).unwrapped
-        check_env(env, skip_render_check=True)
+        env = gymnasium.make("sim_node/CartPole-v0", continuous=continuous,
+                             render_mode="rgb_array").unwrapped
+        check_env(env)
 
 
 def test_rgb_array_render():
