@@ -20,8 +20,8 @@ end; only the stepping loop is timed, best of --repeat runs after a warm-up):
   PyBullet single   the pybullet_envs loop (their CartPoleBulletEnv / locomotion envs without the
                     old gym package): p.connect(p.DIRECT), loadURDF / loadMJCF once, per step
                     setJointMotorControl2 / Array (TORQUE_CONTROL force, or POSITION_CONTROL
-                    targets for the Panda), one stepSimulation with setPhysicsEngineParameter
-                    (fixedTimeStep, numSubSteps) giving the same substeps, getJointState(s) (and
+                    targets for the Panda), one stepSimulation with setTimeStep(step) and
+                    setPhysicsEngineParameter(numSubSteps) giving the same substeps, getJointState(s) (and
                     getLinkState / getBasePositionAndOrientation / getBaseVelocity) for the
                     observation; reset by resetJointState / resetBasePositionAndOrientation (not
                     pybullet_envs' resetSimulation + reload, which would cost PyBullet more).
@@ -62,6 +62,12 @@ class PyBulletTask:
         pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=self.c)
         self.steps = np.zeros(n, dtype=int)
 
+    def substeps(self, dt, n):
+        # one stepSimulation = dt [s] in n substeps of dt / n (PyBullet splits its time step
+        # into numSubSteps)
+        pb.setTimeStep(dt, physicsClientId=self.c)
+        pb.setPhysicsEngineParameter(numSubSteps=n, physicsClientId=self.c)
+
     def isolate(self, group=0, mask=0):
         # as sim_node's copies: the robots collide with nothing (group / mask 0 on every link)
         for b in self.ids:
@@ -88,9 +94,7 @@ class PyBulletCartPole(PyBulletTask):
         super().__init__(n)
         c = self.c
         pb.setGravity(0, 0, -cartpole.GRAVITY, physicsClientId=c)
-        pb.setPhysicsEngineParameter(fixedTimeStep=cartpole.DT / cartpole.SUBSTEPS,
-                                     numSubSteps=cartpole.SUBSTEPS, physicsClientId=c)
-        pb.setTimeStep(cartpole.DT, physicsClientId=c)
+        self.substeps(cartpole.DT, cartpole.SUBSTEPS)
         self.ids = [pb.loadURDF("cartpole.urdf", useFixedBase=True, physicsClientId=c)
                     for _ in range(n)]
         self.isolate()
@@ -124,9 +128,7 @@ class PyBulletPanda(PyBulletTask):
         super().__init__(n)
         c = self.c
         pb.setGravity(0, 0, -9.81, physicsClientId=c)
-        pb.setPhysicsEngineParameter(fixedTimeStep=panda_reach.PHYSICS_DT,
-                                     numSubSteps=panda_reach.SUBSTEPS, physicsClientId=c)
-        pb.setTimeStep(panda_reach.PHYSICS_DT * panda_reach.SUBSTEPS, physicsClientId=c)
+        self.substeps(panda_reach.PHYSICS_DT * panda_reach.SUBSTEPS, panda_reach.SUBSTEPS)
         self.ids = [pb.loadURDF("franka_panda/panda.urdf", useFixedBase=True,
                                 physicsClientId=c) for _ in range(n)]
         self.isolate()
@@ -171,9 +173,7 @@ class PyBulletAnt(PyBulletTask):
         super().__init__(n)
         c = self.c
         pb.setGravity(0, 0, -9.81, physicsClientId=c)
-        pb.setPhysicsEngineParameter(fixedTimeStep=ant.PHYSICS_DT, numSubSteps=ant.SUBSTEPS,
-                                     physicsClientId=c)
-        pb.setTimeStep(ant.PHYSICS_DT * ant.SUBSTEPS, physicsClientId=c)
+        self.substeps(ant.PHYSICS_DT * ant.SUBSTEPS, ant.SUBSTEPS)
         plane = pb.loadURDF("plane.urdf", physicsClientId=c)
         pb.setCollisionFilterGroupMask(plane, -1, ant.GROUND_GROUP,
                                        ant.GROUND_GROUP | ant.ANT_GROUP, physicsClientId=c)
