@@ -5,6 +5,8 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sim_node.gym  # noqa: F401
 from sim_node.gym.cartpole import CartPoleTask
@@ -144,3 +146,30 @@ def test_vector_contract():
         TaskVectorEnv(object, 2)
     with pytest.raises(ValueError, match=r"workers must be an int in \[1, num_envs\]"):
         TaskVectorEnv(CartPoleTask, 2, workers=3)
+
+
+_CONTINUOUS = {}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                          st.integers(-3, 3)), min_size=3, max_size=5))
+def test_hostile_batched_actions_are_refused_before_anything_moves(values):
+    if not _CONTINUOUS:
+        _CONTINUOUS["envs"] = TaskVectorEnv(CartPoleTask, 4, continuous=True)
+        _CONTINUOUS["envs"].reset(seed=0)
+    envs = _CONTINUOUS["envs"]
+    actions = np.array(values, dtype=float).reshape(-1, 1)
+    state = envs.task.sim.getState()
+    if actions.shape == (4, 1) and np.all((actions >= -1) & (actions <= 1)):
+        envs.step(actions)
+        return
+    with pytest.raises(ValueError) as error:
+        envs.step(actions)
+    assert envs.task.sim.getState() == state
+    message = str(error.value)
+    if actions.shape == (4, 1):
+        k = int(np.flatnonzero(~((actions[:, 0] >= -1) & (actions[:, 0] <= 1)))[0])
+        assert f"actions[{k}, 0] = {float(actions[k, 0])!r} (copy {k})" in message
+    else:
+        assert "shape (4, 1)" in message
