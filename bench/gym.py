@@ -21,10 +21,13 @@ end; only the stepping loop is timed, best of --repeat runs after a warm-up):
                     old gym package): p.connect(p.DIRECT), loadURDF / loadMJCF once, per step
                     setJointMotorControl2 / Array (TORQUE_CONTROL force, or POSITION_CONTROL
                     targets for the Panda), one stepSimulation with setTimeStep(step) and
-                    setPhysicsEngineParameter(numSubSteps) giving the same substeps, getJointState(s) (and
-                    getLinkState / getBasePositionAndOrientation / getBaseVelocity) for the
+                    setPhysicsEngineParameter(numSubSteps) giving the same substeps,
+                    getJointState(s) (and getLinkState / getBasePositionAndOrientation /
+                    getBaseVelocity) for the
                     observation; reset by resetJointState / resetBasePositionAndOrientation (not
                     pybullet_envs' resetSimulation + reload, which would cost PyBullet more).
+                    The ant is pybullet_data's mjcf/ant.xml through loadMJCF (PyBullet's own masses;
+                    the same 15 N m torque scale).
   PyBullet N-world  the same with N robots in one PyBullet world (one stepSimulation per N env
                     steps, per-robot calls for commands and observations): PyBullet's own
                     version of the vector trick.
