@@ -16,7 +16,6 @@ the state a single environment's reset() gives.
 """
 from __future__ import annotations
 
-import gymnasium
 import numpy as np
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
