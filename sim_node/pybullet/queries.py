@@ -45,18 +45,15 @@ def integer(value, fn: str, name: str) -> int:
 def body_of(client, uid, fn: str, name: str = "bodyUniqueId"):
     """The client's Body of a unique id, or an error naming the function and argument."""
     uid = integer(uid, fn, name)
-    if uid not in client.bodies:
-        raise error(f"{fn}: {name} {uid} is not a body (bodies: {sorted(client.bodies)})")
-    return client.bodies[uid]
+    try:
+        return client.body(uid)
+    except error as e:
+        raise error(f"{fn}: {name}: {e}") from None
 
 
 def link_of(body, link, fn: str, name: str = "linkIndex") -> int:
     """A PyBullet link index of body checked: -1 (base) .. num_joints - 1."""
-    link = integer(link, fn, name)
-    if not -1 <= link < body.num_joints:
-        raise error(f"{fn}: {name} {link} of body {body.uid} is out of range: valid are -1 "
-                    f"(base) .. {body.num_joints - 1}")
-    return link
+    return body.check_link(integer(link, fn, name), fn, name)
 
 
 def vec(value, n: int, fn: str, name: str, bound: float = 1e9) -> np.ndarray:

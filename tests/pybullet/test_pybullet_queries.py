@@ -325,8 +325,8 @@ def test_hostile_query_arguments_raise_pybullet_error(scene, uid, link, other, p
 
 def test_errors_name_the_function_argument_and_what_is_valid(scene):
     client, ids = scene
-    with pytest.raises(p.error, match=r"getAABB: linkIndex 7 of body 2 is out of range: "
-                                      r"valid are -1 \(base\) .. 6"):
+    with pytest.raises(p.error, match=r"getAABB: linkIndex 7 out of range for body 2 "
+                                      r"\(valid: -1 for the base, 0..6\)"):
         p.getAABB(ids["kuka"], 7, physicsClientId=client)
     with pytest.raises(p.error, match="getClosestPoints: distance nan must be finite"):
         p.getClosestPoints(0, 1, math.nan, physicsClientId=client)
