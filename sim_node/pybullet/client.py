@@ -87,6 +87,15 @@ class Body:
         self.joint_limits = info.pop("joint_limits", None) or {}
         # PyBullet joint index -> robot link index (the root is -1 -> 0)
         self._link_of_joint = list(range(1, len(st.link_names)))
+        # the scalar (1-DOF) joints: PyBullet joint indices, their q and v indices (int arrays),
+        # and each joint's position in them
+        scalar = [(j, *self.joint_coords(j)) for j in range(self.num_joints)]
+        scalar = [(j, qs.start, vs.start) for j, qs, vs in scalar if qs.stop - qs.start == 1]
+        self.scalar_joints = tuple(np.array([s[i] for s in scalar], dtype=np.intp)
+                                   for i in range(3))
+        self.scalar_position = {s[0]: k for k, s in enumerate(scalar)}
+        self.scalar_lists = tuple([s[i] for s in scalar] for i in range(3))
+        self._robot_index = None
         self.motors = None              # sim_node.pybullet.control's motor table
         self.sensors = set()            # joints with enableJointForceTorqueSensor
 
@@ -138,12 +147,15 @@ class Body:
 
     # -- the simulated state ---------------------------------------------------------------
     def robot_index(self) -> int:
-        """This body's robot index in the client's world (and simulator)."""
-        world = self.client.world
-        for r in range(world.numRobots()):
-            if world.robot(r) is self.entity:
-                return r
-        raise error(f"body {self.uid} is not in its client's world")  # (never: a bug)
+        """This body's robot index in the client's world (and simulator); cached, renewed at
+        every rebuild."""
+        if self._robot_index is None:
+            world = self.client.world
+            self._robot_index = next((r for r in range(world.numRobots())
+                                      if world.robot(r) is self.entity), None)
+            if self._robot_index is None:
+                raise error(f"body {self.uid} is not in its client's world")  # (a bug)
+        return self._robot_index
 
     def q(self) -> np.ndarray:
         """The simulated configuration (a live view: write through it, then refresh)."""
@@ -271,6 +283,8 @@ class Client:
         self._rebuild_callbacks.append(callback)
 
     def _rebuilt(self):
+        for body in self.bodies.values():
+            body._robot_index = None
         for callback in list(self._rebuild_callbacks):
             callback(self)
 

@@ -67,8 +67,11 @@ class Motors:
         self.pd = {}                    # joint -> (q_target, v_target, kp, kd, force)
         self.torque = np.zeros(n)       # TORQUE_CONTROL, for the next step
         self.applied = np.zeros(n)      # appliedJointMotorTorque of the last step
-        # the last step's motor: joint -> (K, v*) for the implicit ones, (0, +-force) clamped
-        self.last = {}
+        # the last step's motors: implicit gain K and v* (K = 0: the clamped torque), and the
+        # TORQUE / PD torques
+        self.last_gain = np.zeros(n)
+        self.last_target = np.zeros(n)
+        self.last_known = np.zeros(n)
 
     def copy_state(self) -> dict:
         return {k: (v.copy() if isinstance(v, np.ndarray) else dict(v))
@@ -265,70 +268,83 @@ def _apply_commands(body, commands):
 
 # -- the step hooks (installed by connect) ---------------------------------------------------
 def apply_motors(client):
-    """Pre-step: turn every body's motors into engine actuator commands for this step."""
+    """Pre-step: turn every body's motors into engine actuator commands for this step (plain
+    Python floats: robots have a few dozen joints at most, where numpy's per-call cost
+    dominates)."""
     dt = client.time_step
     scene = client.sim.engine
+    share = MOTOR_STIFFNESS / (1.0 + MOTOR_STIFFNESS)
+    default_force = DEFAULT_MAX_IMPULSE / dt
     for body in client.bodies.values():
-        if body.num_joints == 0:
+        js, qis, vis = body.scalar_lists
+        if not js:
             continue
         m = motors(body)
-        m.last = {}
         r = body.robot_index()
-        q, v = scene.robot_q[r], scene.robot_v[r]
-        known = np.zeros(len(v))         # TORQUE_CONTROL and PD_CONTROL torques
-        targets = {}                     # motor joint -> (v index, v*, force)
-        for j in range(body.num_joints):
-            qs, vs = body.joint_coords(j)
-            if qs.stop - qs.start != 1:
-                continue
-            qi, vi = qs.start, vs.start
-            known[vi] = m.torque[j]
-            if j in m.pd:
-                qt, vt, kp, kd, f = m.pd[j]
-                known[vi] += min(f, max(-f, kp * (qt - q[qi]) + kd * (vt - v[vi])))
-            force = m.force[j]
-            if np.isnan(force):
-                force = DEFAULT_MAX_IMPULSE / dt
+        q, v = scene.robot_q[r].tolist(), scene.robot_v[r].tolist()
+        nv = len(v)
+        torque, force_l = m.torque.tolist(), m.force.tolist()
+        kp_l, kd_l = m.kp.tolist(), m.kd.tolist()
+        qt_l, vt_l, vmax_l = m.q_target.tolist(), m.v_target.tolist(), m.max_velocity.tolist()
+        pd = m.pd
+        known = [0.0] * len(js)
+        targets, forces = [0.0] * len(js), [0.0] * len(js)
+        dv = None
+        for k, j in enumerate(js):
+            qi, vi = qis[k], vis[k]
+            tau = torque[j]
+            if pd and j in pd:
+                qt, vt, kp, kd, f = pd[j]
+                tau += min(f, max(-f, kp * (qt - q[qi]) + kd * (vt - v[vi])))
+            known[k] = tau
+            force = force_l[j]
+            if force != force:          # (nan: Bullet's default impulse)
+                force = default_force
+            forces[k] = force
             if force > 0.0:
-                target = (v[vi] + m.kp[j] * (m.q_target[j] - q[qi]) / dt
-                          + m.kd[j] * (m.v_target[j] - v[vi]))
-                vmax = m.max_velocity[j]
-                targets[j] = (vi, min(vmax, max(-vmax, target)), force)
+                target = v[vi] + kp_l[j] * (qt_l[j] - q[qi]) / dt + kd_l[j] * (vt_l[j] - v[vi])
+                vmax = vmax_l[j]
+                target = vmax if target > vmax else (-vmax if target < -vmax else target)
+                targets[k] = target
+                if dv is None:
+                    dv = np.zeros(nv)
+                dv[vi] = share * (target - v[vi])
         m.torque[:] = 0.0
-        mode, kp_arr, ki_arr, kd_arr = (scene.robot_mode[r], scene.robot_kp[r],
-                                        scene.robot_ki[r], scene.robot_kd[r])
-        v_des, tau_ff, advance = scene.robot_v_des[r], scene.robot_tau_ff[r], scene.robot_advance[r]
-        for j in range(body.num_joints):
-            qs, vs = body.joint_coords(j)
-            if qs.stop - qs.start == 1 and j not in targets:
-                vi = vs.start
-                mode[vi], kp_arr[vi], ki_arr[vi], kd_arr[vi] = ACTUATOR_TORQUE, 0.0, 0.0, 0.0
-                v_des[vi], advance[vi], tau_ff[vi] = 0.0, 0.0, known[vi]
-        if not targets:
-            continue
-        # the torque each motor needs this step with every motor reaching its v* (the
-        # implicit motor gets to c / (1 + c) of the way): tau = M dv / dt + C + G - known
-        model, data, q_full = client.sim.robot_query(r)
-        M = crba.mass_matrix(model, data, q_full)
-        bias = rnea.inverse_dynamics(model, data, q_full, v, np.zeros(len(v)), client.gravity)
-        share = MOTOR_STIFFNESS / (1.0 + MOTOR_STIFFNESS)
-        dv = np.zeros(len(v))
-        for vi, target, _ in targets.values():
-            dv[vi] = share * (target - v[vi])
-        needed = M @ dv / dt + bias - known
-        for j, (vi, target, force) in targets.items():
-            inertia = max(M[vi, vi], 1e-12)
-            kp_arr[vi] = ki_arr[vi] = 0.0
-            advance[vi] = 0.0
-            if abs(needed[vi]) <= force:
-                gain = MOTOR_STIFFNESS * inertia / dt
-                mode[vi], kd_arr[vi], v_des[vi], tau_ff[vi] = ACTUATOR_PID, gain, target, known[vi]
-                m.last[j] = (gain, target, known[vi])
+        mode, kd_arr = scene.robot_mode[r], scene.robot_kd[r]
+        v_des, tau_ff = scene.robot_v_des[r], scene.robot_tau_ff[r]
+        scene.robot_kp[r][vis] = 0.0
+        scene.robot_ki[r][vis] = 0.0
+        scene.robot_advance[r][vis] = 0.0
+        needed = diagonal = None
+        if dv is not None:
+            # the torque each motor needs this step with every motor reaching its v* (the
+            # implicit motor gets c / (1 + c) of the way): tau = M dv / dt + C + G - known
+            model, data, q_full = client.sim.robot_query(r)
+            M = crba.mass_matrix(model, data, q_full)
+            bias = rnea.inverse_dynamics(model, data, q_full, scene.robot_v[r], np.zeros(nv),
+                                         client.gravity)
+            needed = (M @ dv / dt + bias).tolist()
+            diagonal = M.diagonal().tolist()
+        last_gain, last_target, last_known = m.last_gain, m.last_target, m.last_known
+        for k, j in enumerate(js):
+            vi, force, tau = vis[k], forces[k], known[k]
+            gain = clamped = 0.0
+            free = False
+            if force > 0.0:
+                need = needed[vi] - tau
+                if -force <= need <= force:
+                    free = True
+                    gain = MOTOR_STIFFNESS * max(diagonal[vi], 1e-12) / dt
+                else:
+                    clamped = force if need > 0 else -force
+            if free:
+                mode[vi], kd_arr[vi], v_des[vi], tau_ff[vi] = ACTUATOR_PID, gain, targets[k], tau
+                last_target[j] = targets[k]
             else:
-                clamped = math.copysign(force, needed[vi])
                 mode[vi], kd_arr[vi], v_des[vi] = ACTUATOR_TORQUE, 0.0, 0.0
-                tau_ff[vi] = clamped + known[vi]
-                m.last[j] = (0.0, clamped, known[vi])
+                tau_ff[vi] = tau + clamped
+                last_target[j] = clamped
+            last_gain[j], last_known[j] = gain, tau
 
 
 def record_motors(client):
@@ -336,14 +352,12 @@ def record_motors(client):
     scene = client.sim.engine
     for body in client.bodies.values():
         m = body.motors
-        if m is None:
+        js, _, vis = body.scalar_joints
+        if m is None or not len(js):
             continue
-        r = body.robot_index()
-        v = scene.robot_v[r]
-        m.applied[:] = 0.0
-        for j, (gain, target, torque) in m.last.items():
-            vi = body.joint_coords(j)[1].start
-            m.applied[j] = (gain * (target - v[vi]) if gain > 0.0 else target) + torque
+        v = scene.robot_v[body.robot_index()][vis]
+        gain, target = m.last_gain[js], m.last_target[js]
+        m.applied[js] = np.where(gain > 0.0, gain * (target - v), target) + m.last_known[js]
 
 
 # -- external forces ----------------------------------------------------------------------------
