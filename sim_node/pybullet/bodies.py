@@ -320,8 +320,10 @@ def getBasePositionAndOrientation(bodyUniqueId, physicsClientId=0) -> tuple:
 
 
 def resetBasePositionAndOrientation(bodyUniqueId, posObj, ornObj, physicsClientId=0):
-    """Place the base's inertial frame at posObj / ornObj (no physics; velocities kept). Bodies
-    with a moving base only: a fixed or static base is built into the body's model here."""
+    """Place the base's inertial frame at posObj / ornObj (no physics; velocities kept). A fixed
+    or static base is part of the body's model here: the body is rebuilt at the new place
+    (its joint state, masses and contact settings kept; world IDs change as when a body is
+    added)."""
     body = get_client(physicsClientId).body(bodyUniqueId)
     fn = "resetBasePositionAndOrientation"
     p_c = finite_vector(posObj, 3, fn, "posObj")
@@ -329,18 +331,52 @@ def resetBasePositionAndOrientation(bodyUniqueId, posObj, ornObj, physicsClientI
     if np.abs(p_c).max() > bounds.MAX_POSITION:
         raise error(f"{fn}: |posObj| must be within {bounds.MAX_POSITION:g} m, got "
                     f"{p_c.tolist()}")
-    if not body.entity.isFloatingBase():
-        raise error(f"{fn}: body {body.uid} has a fixed (or massless, hence static) base, "
-                    "which sim_node cannot move after loading; load it where it belongs "
-                    "(basePosition / baseOrientation of loadURDF)")
     p_lc, R_lc = body.inertial_frames[0]
     R_c = rotation(quat)
     R_l = R_c @ R_lc.T
     p_l = p_c - R_l @ p_lc
+    if not body.entity.isFloatingBase():
+        _move_fixed_base(body, R_l, p_l, fn)
+        return
     q = body.q()
     q[0:3] = p_l
     q[3:7] = xyzw(R_l)
     body.client.sim.engine.refresh()
+
+
+def _move_fixed_base(body, R_l, p_l, fn: str):
+    """Rebuild a fixed-base body with its root link frame at (R_l, p_l)."""
+    client, old = body.client, body.entity
+    sim = client.sim
+    q, v = sim.getActualConfig(old), sim.getActualVelocity(old)
+    surfaces = {}
+    for k in range(old.numLinks()):
+        try:
+            surfaces[k] = sim.body(old.link(k)).getSurface()
+        except ValueError:
+            pass                                # (a link without collision geometry)
+    try:
+        new = client.world.makeRobot(old.urdf, True, name=old.getName(), R=R_l, t=p_l)
+    except ValueError as e:
+        raise error(f"{fn}: {e}") from None
+    new.settings = old.settings
+    for k in range(old.numLinks()):
+        mass = old.link(k).getMass()
+        if mass != new.link(k).getMass():
+            new.link(k).setMass(mass)
+    effort = new.structure.effort_limit
+    effort[effort > 0] = np.inf
+    new.setConfig(q)
+    new.setVelocity(v)
+    try:
+        sim.removeEntity(old)
+        sim.addEntity(new)
+    except ValueError as e:     # (the same geometry as before: not expected)
+        raise error(f"{fn}: {e}") from None
+    body.entity = new
+    for k, surface in surfaces.items():
+        client.sim.body(new.link(k)).setSurface(surface)
+    client._rebuilt()
 
 
 def getBaseVelocity(bodyUniqueId, physicsClientId=0) -> tuple:

@@ -131,11 +131,25 @@ def test_link_index_minus_one_is_refused_by_get_link_state_as_pybullet():
             p.getLinkState(ua, -1, physicsClientId=a)
 
 
-def test_fixed_base_cannot_be_moved_after_loading():
-    with ours() as a:
-        uid = quiet(p.loadURDF, "kuka_iiwa/model.urdf", physicsClientId=a)
-        with pytest.raises(p.error, match="fixed"):
-            p.resetBasePositionAndOrientation(uid, [1, 0, 0], [0, 0, 0, 1], physicsClientId=a)
+def test_a_fixed_base_moves_with_its_joint_state_as_pybullets():
+    with ours() as a, reference() as b:
+        ua, ub = _pair("kuka_iiwa/model.urdf", a, b)
+        other = quiet(p.loadURDF, "r2d2.urdf", [3, 0, 1], physicsClientId=a)
+        for module, uid, cid in ((p, ua, a), (pb, ub, b)):
+            module.resetJointState(uid, 3, -1.1, physicsClientId=cid)
+            module.resetBasePositionAndOrientation(uid, [1, 2, 0.5], [0, 0, 0.6, 0.8],
+                                                   physicsClientId=cid)
+        base_a = p.getBasePositionAndOrientation(ua, physicsClientId=a)
+        base_b = pb.getBasePositionAndOrientation(ub, physicsClientId=b)
+        assert np.allclose(base_a[0], base_b[0], atol=1e-9)
+        assert same_rotation(base_a[1], base_b[1], 1e-9)
+        assert p.getJointState(ua, 3, physicsClientId=a)[0] == -1.1
+        _compare_links(ua, ub, a, b)
+        assert p.getBasePositionAndOrientation(other, physicsClientId=a)[0] == (3.0, 0.0, 1.0)
+        p.setGravity(0, 0, -10, physicsClientId=a)
+        for _ in range(10):
+            p.stepSimulation(physicsClientId=a)
+        assert p.getBasePositionAndOrientation(ua, physicsClientId=a) == base_a
 
 
 _hostile = st.one_of(st.just(math.nan), st.just(math.inf), st.just(1e5), st.just("x"),
