@@ -66,8 +66,8 @@ def connect(method, key=None, options="", hostName=None, port=None):
 
     client = _client.new_client(mode)
     client.options = str(options)
-    client.pre_step.append(control.apply_motors)
-    client.post_step.append(control.record_motors)
+    client.pre_step.extend([control.apply_motors, control.sensors_before])
+    client.post_step.extend([control.record_motors, control.sensors_after])
     return client.id
 
 

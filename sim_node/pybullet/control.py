@@ -557,5 +557,86 @@ def _refresh_inertia(client, body):
 
 
 def joint_reaction(body, j: int) -> np.ndarray:
-    """The reaction wrench of joint j (enableJointForceTorqueSensor): not computed yet."""
-    return np.zeros(6)
+    """The reaction wrench of joint j over the last step (enableJointForceTorqueSensor):
+    (Fx, Fy, Fz, Mx, My, Mz) in the child link's frame, zeros before the first step."""
+    return body.__dict__.get("reactions", {}).get(j, np.zeros(6))
+
+
+def _link_twists(body):
+    """Per robot link: (COM position, COM velocity, angular velocity, R, I_C in world axes,
+    mass)."""
+    from sim_node.engine.api import kinematics
+    r = body.robot_index()
+    model, data, q = body.client.sim.robot_query(r)
+    v = body.client.sim.engine.robot_v[r]
+    R_all, p_all = body.link_frames()
+    out = []
+    for k in range(body.entity.numLinks()):
+        mass = body.entity.link(k).getMass()
+        com = mass.getCom()
+        twist = kinematics.jacobian(model, data, q, k, com) @ v
+        R = R_all[k]
+        out.append((p_all[k] + R @ com, twist[3:], twist[:3], R,
+                    R @ mass.inertiaMatrix() @ R.T, mass.getMass()))
+    return out
+
+
+def sensors_before(client):
+    """Pre-step: the links' velocities of the bodies with joint force-torque sensors."""
+    for body in client.bodies.values():
+        if body.sensors:
+            body.twists_before = _link_twists(body)
+
+
+def sensors_after(client):
+    """Post-step: each sensed joint's reaction, from Newton's law on its child subtree. The force
+    the parent exerts through the joint balances the subtree's momentum change over the step
+    (finite difference of the links' COM velocities), gravity and the contact forces of the
+    step's last substep on the subtree's bodies: F = sum m (a - g) - f_contact. The moment is
+    PyBullet's (measured on a pendulum held, hanging and falling): minus the moment of those
+    same forces about the joint, without the links' rotational inertia terms. Both in the
+    child's (URDF link) axes."""
+    bodies = [b for b in client.bodies.values() if b.sensors and hasattr(b, "twists_before")]
+    if not bodies:
+        return
+    dt = client.time_step
+    g = np.asarray(client.gravity, dtype=float)
+    sim = client.sim
+    contacts = sim.getAllContacts()
+    for body in bodies:
+        before, after = body.twists_before, _link_twists(body)
+        parent = body.entity.structure.link_parent
+        frames_p = body.link_frames()[1]
+        reactions = {}
+        for j in body.sensors:
+            c = body.robot_link(j)
+            subtree = {c}
+            for k in range(c + 1, len(parent)):
+                if parent[k] in subtree:
+                    subtree.add(k)
+            p_joint = frames_p[c]
+            R_c = after[c][3]
+            force, moment = np.zeros(3), np.zeros(3)
+            for k in subtree:
+                x, v1, _, _, _, m = after[k]
+                f_k = m * ((v1 - before[k][1]) / dt - g)
+                force += f_k
+                moment += np.cross(x - p_joint, f_k)
+            ids = {sim.getBodyID(body.entity.link(k).getID()) for k in subtree
+                   if _has_body(sim, body.entity.link(k).getID())}
+            for id1, id2, point, f in zip(contacts["id1"], contacts["id2"], contacts["point"],
+                                          contacts["force"]):
+                sign = (id1 in ids) - (id2 in ids)
+                if sign:
+                    force -= sign * f
+                    moment -= sign * np.cross(point - p_joint, f)
+            reactions[j] = np.concatenate([R_c.T @ force, -(R_c.T @ moment)])
+        body.reactions = reactions
+
+
+def _has_body(sim, world_id) -> bool:
+    try:
+        sim.getBodyID(world_id)
+    except ValueError:
+        return False
+    return True
