@@ -171,19 +171,25 @@ def _indices(body, joint_indices, function: str) -> list:
 def _joint_state(body, j: int, multi: bool) -> tuple:
     qs, vs = body.joint_coords(j)
     q, v = body.q(), body.v()
-    r = body.robot_index()
-    tau = body.client.sim.engine.robot_tau[r]
+    m = body.motors
     reaction = (0.0,) * 6
     if j in body.sensors:
         from sim_node.pybullet.control import joint_reaction
         reaction = vec(joint_reaction(body, j))
+    # the torques the motors, TORQUE_CONTROL and PD_CONTROL applied over the last step
+    if m is None:
+        torque = [0.0] * (vs.stop - vs.start)
+    elif vs.stop - vs.start == 1:
+        torque = [float(m.applied[j])]
+    else:
+        torque = [float(m.spherical_applied.get(k, 0.0)) for k in range(vs.start, vs.stop)]
     if multi:
         if qs.stop == qs.start:
             return ((), (), reaction, ())
-        return (vec(q[qs]), vec(v[vs]), reaction, vec(tau[vs]))
+        return (vec(q[qs]), vec(v[vs]), reaction, tuple(torque))
     if qs.stop == qs.start:
         return (0.0, 0.0, reaction, 0.0)
-    return (float(q[qs.start]), float(v[vs.start]), reaction, float(tau[vs.start]))
+    return (float(q[qs.start]), float(v[vs.start]), reaction, torque[0])
 
 
 def resetJointState(bodyUniqueId, jointIndex, targetValue, targetVelocity=0.0,
@@ -373,6 +379,7 @@ def _move_fixed_base(body, R_l, p_l, fn: str):
         sim.addEntity(new)
     except ValueError as e:     # (the same geometry as before: not expected)
         raise error(f"{fn}: {e}") from None
+    sim.controller(new).setTorqueCommand(np.zeros(new.model.nv))   # (as add_body)
     body.entity = new
     for k, surface in surfaces.items():
         client.sim.body(new.link(k)).setSurface(surface)

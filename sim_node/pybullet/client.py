@@ -248,6 +248,9 @@ class Client:
             self.sim.addEntity(entity)
         except ValueError as e:
             raise error(f"cannot add the body: {e}") from None
+        # no actuator acts until the motors say so (sim_node.pybullet.control); joints without
+        # a PyBullet motor (spherical, planar) stay limp, as in PyBullet
+        self.sim.controller(entity).setTorqueCommand(np.zeros(entity.model.nv))
         body = Body(self, uid, entity, name, info)
         self.bodies[uid] = body
         self._next_uid += 1

@@ -25,6 +25,7 @@ implicit one as realised: K (v* - qd_new)) plus the TORQUE / PD torques applied 
 """
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -65,6 +66,12 @@ class Motors:
         self.force = np.full(n, np.nan)                    # nan: the default impulse
         self.max_velocity = np.full(n, np.inf)
         self.pd = {}                    # joint -> (q_target, v_target, kp, kd, force)
+        # spherical joints: joint -> (quaternion target, velocity target (3), forces (3), kp,
+        # kd, max velocity); TORQUE_CONTROL torques (3) for the next step
+        self.spherical = {}
+        self.spherical_torque = {}
+        self.spherical_last = None      # (v indices, gain, v* or clamp, known) of the last step
+        self.spherical_applied = {}     # v index -> torque applied over the last step
         self.torque = np.zeros(n)       # TORQUE_CONTROL, for the next step
         self.applied = np.zeros(n)      # appliedJointMotorTorque of the last step
         # the last step's motors: implicit gain K and v* (K = 0: the clamped torque), and the
@@ -74,17 +81,22 @@ class Motors:
         self.last_known = np.zeros(n)
 
     def copy_state(self) -> dict:
-        return {k: (v.copy() if isinstance(v, np.ndarray) else dict(v))
-                for k, v in self.__dict__.items()}
+        return copy.deepcopy(self.__dict__)
 
     def set_state(self, state: dict):
-        for k, v in state.items():
-            setattr(self, k, v.copy() if isinstance(v, np.ndarray) else dict(v))
+        self.__dict__.update(copy.deepcopy(state))
 
 
 def motors(body) -> Motors:
+    """The body's motor table; a new one has PyBullet's default motors: VELOCITY_CONTROL
+    towards 0 with the default impulse on every scalar and (per axis) spherical joint."""
     if body.motors is None:
-        body.motors = Motors(body.num_joints)
+        m = Motors(body.num_joints)
+        for j in range(body.num_joints):
+            if body.joint_coords(j)[0].stop - body.joint_coords(j)[0].start == 4:
+                m.spherical[j] = (np.array([0.0, 0.0, 0.0, 1.0]), np.zeros(3),
+                                  np.full(3, np.nan), 0.0, DEFAULT_VELOCITY_GAIN, math.inf)
+        body.motors = m
     return body.motors
 
 
@@ -151,14 +163,19 @@ def setJointMotorControlMultiDof(bodyUniqueId, jointIndex, controlMode, targetPo
                                  targetVelocity=None, force=None, positionGain=None,
                                  velocityGain=None, maxVelocity=None, physicsClientId=0):
     """setJointMotorControl2 with vector arguments: one entry for scalar joints (a list of one
-    number or the number), spherical joints' motors are not supported yet (error)."""
+    number or the number); for a spherical joint a quaternion (x, y, z, w) target and 3
+    velocities and forces (child axes): POSITION_CONTROL / VELOCITY_CONTROL as Bullet's
+    spherical motor (per axis, the error the rotation vector of q^-1 q_target), TORQUE_CONTROL
+    three torques for the next step. Spherical joints have no motor until given one."""
     fn = "setJointMotorControlMultiDof"
     body = get_client(physicsClientId).body(bodyUniqueId)
     j = body.check_joint(jointIndex, fn)
     qs, _ = body.joint_coords(j)
     if qs.stop - qs.start > 1:
-        raise error(f"{fn}: joint {j} is {body.joint_type(j)}: multi-DOF joint motors are not "
-                    "supported by sim_node yet (scalar joints are)")
+        _apply_spherical(body, [_spherical_command(
+            body, j, controlMode, targetPosition, targetVelocity, force, positionGain,
+            velocityGain, maxVelocity, fn)])
+        return
     command = _command(body, j, controlMode, _one(targetPosition, fn, "targetPosition"),
                        _one(targetVelocity, fn, "targetVelocity"), _one(force, fn, "force"),
                        positionGain, velocityGain, maxVelocity, fn)
@@ -172,26 +189,31 @@ def setJointMotorControlMultiDofArray(bodyUniqueId, jointIndices, controlMode,
     fn = "setJointMotorControlMultiDofArray"
     body = get_client(physicsClientId).body(bodyUniqueId)
     joints = _index_list(body, jointIndices, fn)
-    commands = []
+    commands, spherical = [], []
     for i, j in enumerate(joints):
         qs, _ = body.joint_coords(j)
-        if qs.stop - qs.start > 1:
-            raise error(f"{fn}: joint {j} is {body.joint_type(j)}: multi-DOF joint motors are "
-                        "not supported by sim_node yet (scalar joints are)")
 
-        def pick(values, name):
+        def pick(values, name, single=True):
             if values is None:
                 return None
             if len(values) != len(joints):
                 raise error(f"{fn}: {name} has {len(values)} entries, jointIndices "
                             f"{len(joints)}")
-            return _one(values[i], fn, name)
+            return _one(values[i], fn, name) if single else values[i]
+        if qs.stop - qs.start > 1:
+            spherical.append(_spherical_command(
+                body, j, controlMode, pick(targetPositions, "targetPositions", False),
+                pick(targetVelocities, "targetVelocities", False),
+                pick(forces, "forces", False), pick(positionGains, "positionGains"),
+                pick(velocityGains, "velocityGains"), pick(maxVelocities, "maxVelocities"), fn))
+            continue
         commands.append(_command(body, j, controlMode, pick(targetPositions, "targetPositions"),
                                  pick(targetVelocities, "targetVelocities"),
                                  pick(forces, "forces"), pick(positionGains, "positionGains"),
                                  pick(velocityGains, "velocityGains"),
                                  pick(maxVelocities, "maxVelocities"), fn))
     _apply_commands(body, commands)
+    _apply_spherical(body, spherical)
 
 
 def _one(value, fn, name):
@@ -252,6 +274,78 @@ def _command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn)
     return (j, mode, q, v, f, gain_p, gain_d, vmax)
 
 
+def _spherical_command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn):
+    """(j, mode, quaternion target, velocity target (3), force (3), kp, kd, vmax) of a
+    spherical joint's motor command, validated."""
+    try:
+        mode = int(mode)
+    except (TypeError, ValueError):
+        mode = None
+    if mode not in (VELOCITY_CONTROL, POSITION_CONTROL, TORQUE_CONTROL):
+        raise error(f"{fn}: joint {j} is spherical: controlMode must be POSITION_CONTROL, "
+                    f"VELOCITY_CONTROL or TORQUE_CONTROL, got {mode!r}")
+    from sim_node.pybullet.client import unit_quaternion
+
+    def triple(value, default, what, nonnegative=False):
+        if value is None or (hasattr(value, "__len__") and len(value) == 0):
+            return np.full(3, default)
+        x = finite_vector(value, 3, fn, what)
+        if np.abs(x).max() > bounds.MAX_TORQUE or (nonnegative and np.any(x < 0)):
+            raise error(f"{fn}: {what} must be {'>= 0 and ' if nonnegative else ''}within "
+                        f"{bounds.MAX_TORQUE:g}, got {x.tolist()}")
+        return x
+    quat = np.array([0.0, 0.0, 0.0, 1.0]) if q_target is None or (
+        hasattr(q_target, "__len__") and len(q_target) == 0) else unit_quaternion(
+        q_target, fn, "targetPosition")
+    velocity = triple(v_target, 0.0, "targetVelocity")
+    if np.abs(velocity).max() > bounds.MAX_ANGULAR_SPEED:
+        raise error(f"{fn}: targetVelocity must be within {bounds.MAX_ANGULAR_SPEED:g} rad/s")
+    forces = triple(force, 0.0 if mode == TORQUE_CONTROL else DEFAULT_FORCE, "force",
+                    mode != TORQUE_CONTROL)
+
+    def gain(value, default, what):
+        if value is None:
+            return default
+        x = finite_float(_one(value, fn, what), fn, what)
+        if not 0.0 <= x <= bounds.MAX_GAIN:
+            raise error(f"{fn}: {what} must be in [0, {bounds.MAX_GAIN:g}], got {x}")
+        return x
+    gain_p = gain(kp, DEFAULT_POSITION_GAIN if mode == POSITION_CONTROL else 0.0,
+                  "positionGain")
+    gain_d = gain(kd, DEFAULT_VELOCITY_GAIN, "velocityGain")
+    vmax = math.inf if max_velocity is None else gain(max_velocity, math.inf, "maxVelocity")
+    return (j, mode, quat, velocity, forces, gain_p, gain_d, vmax)
+
+
+def _apply_spherical(body, commands):
+    m = motors(body)
+    for j, mode, quat, velocity, forces, kp, kd, vmax in commands:
+        if mode == TORQUE_CONTROL:
+            previous = m.spherical_torque.get(j, np.zeros(3))
+            m.spherical_torque[j] = previous + forces
+        else:
+            m.spherical[j] = (quat, velocity, forces, kp if mode == POSITION_CONTROL else 0.0,
+                              kd, vmax)
+
+
+def _rotation_vector(q_from, q_to) -> np.ndarray:
+    """log(q_from^-1 q_to) (x, y, z, w quaternions): the rotation vector in q_from's axes."""
+    x1, y1, z1, w1 = q_from
+    x2, y2, z2, w2 = q_to
+    # conj(q1) * q2
+    w = w1 * w2 + x1 * x2 + y1 * y2 + z1 * z2
+    x = w1 * x2 - x1 * w2 - y1 * z2 + z1 * y2
+    y = w1 * y2 + x1 * z2 - y1 * w2 - z1 * x2
+    z = w1 * z2 - x1 * y2 + y1 * x2 - z1 * w2
+    if w < 0:
+        w, x, y, z = -w, -x, -y, -z
+    s = math.sqrt(x * x + y * y + z * z)
+    if s < 1e-12:
+        return np.array([2.0 * x, 2.0 * y, 2.0 * z])
+    angle = 2.0 * math.atan2(s, w)
+    return np.array([x, y, z]) * (angle / s)
+
+
 def _apply_commands(body, commands):
     m = motors(body)
     for j, mode, q, v, f, kp, kd, vmax in commands:
@@ -277,9 +371,11 @@ def apply_motors(client):
     default_force = DEFAULT_MAX_IMPULSE / dt
     for body in client.bodies.values():
         js, qis, vis = body.scalar_lists
+        m = motors(body)
+        if m.spherical or m.spherical_torque:
+            _apply_spherical_motors(client, body, m, dt, share)
         if not js:
             continue
-        m = motors(body)
         r = body.robot_index()
         q, v = scene.robot_q[r].tolist(), scene.robot_v[r].tolist()
         nv = len(v)
@@ -347,17 +443,82 @@ def apply_motors(client):
             last_gain[j], last_known[j] = gain, tau
 
 
+def _apply_spherical_motors(client, body, m, dt, share):
+    """Spherical joints' motors (as the scalar ones, per axis of the angular velocity), and
+    their one-step torques."""
+    scene = client.sim.engine
+    r = body.robot_index()
+    q, v = scene.robot_q[r], scene.robot_v[r]
+    nv = len(v)
+    dofs, targets, forces, known = [], [], [], []
+    for j in set(m.spherical) | set(m.spherical_torque):
+        qs, vs = body.joint_coords(j)
+        torque = m.spherical_torque.get(j, np.zeros(3))
+        dof = list(range(vs.start, vs.stop))
+        if j in m.spherical:
+            quat, velocity, force, kp, kd, vmax = m.spherical[j]
+            force = np.where(np.isnan(force), DEFAULT_MAX_IMPULSE / dt, force)
+            w = v[vs]
+            target = w + kp * _rotation_vector(q[qs], quat) / dt + kd * (velocity - w)
+            target = np.minimum(np.maximum(target, -vmax), vmax)
+        else:
+            target, force = np.zeros(3), np.zeros(3)
+        dofs += dof
+        targets += list(target)
+        forces += list(force)
+        known += list(torque)
+    m.spherical_torque = {}
+    dofs = np.array(dofs, dtype=np.intp)
+    targets, forces, known = np.array(targets), np.array(forces), np.array(known)
+    active = forces > 0.0
+    model, data, q_full = client.sim.robot_query(r)
+    M = crba.mass_matrix(model, data, q_full)
+    bias = rnea.inverse_dynamics(model, data, q_full, v, np.zeros(nv), client.gravity)
+    dv = np.zeros(nv)
+    dv[dofs[active]] = share * (targets - v[dofs])[active]
+    needed = (M @ dv / dt + bias)[dofs] - known
+    # the engine damps a ball joint's three DOFs together: a joint is implicit (PID towards v*)
+    # on all three axes, or, when an axis would need more than its force, explicit torques
+    # clamped to +-force on all three (Bullet's clamped impulses)
+    within = (np.abs(needed) <= forces) | ~active
+    free = np.repeat(within.reshape(-1, 3).all(axis=1), 3) & active.reshape(-1, 3).any(
+        axis=1).repeat(3)
+    gain = np.where(free, MOTOR_STIFFNESS * np.maximum(M.diagonal()[dofs], 1e-12) / dt, 0.0)
+    gain = np.where(free & ~active, 0.0, gain)
+    clamped = np.zeros(len(dofs))
+    for start in range(0, len(dofs), 3):
+        block = slice(start, start + 3)
+        if not free[start] and active[block].any():
+            # the joint's axes solved together through its 3 x 3 inertia block
+            idx = dofs[block]
+            clamped[block] = _spherical_torques(M[np.ix_(idx, idx)], bias[idx] - known[block],
+                                                (targets[block] - v[idx]) / dt, forces[block],
+                                                active[block])
+    scene.robot_mode[r][dofs] = np.where(free, ACTUATOR_PID, ACTUATOR_TORQUE)
+    for name in ("robot_kp", "robot_ki", "robot_advance"):
+        getattr(scene, name)[r][dofs] = 0.0
+    scene.robot_kd[r][dofs] = gain
+    scene.robot_v_des[r][dofs] = np.where(free, targets, 0.0)
+    scene.robot_tau_ff[r][dofs] = known + clamped
+    m.spherical_last = (dofs, gain, np.where(free, targets, clamped), known)
+
+
 def record_motors(client):
     """Post-step: appliedJointMotorTorque of the step just taken."""
     scene = client.sim.engine
     for body in client.bodies.values():
         m = body.motors
         js, _, vis = body.scalar_joints
-        if m is None or not len(js):
+        if m is None or not (len(js) or m.spherical_last is not None):
             continue
-        v = scene.robot_v[body.robot_index()][vis]
+        v_all = scene.robot_v[body.robot_index()]
+        v = v_all[vis]
         gain, target = m.last_gain[js], m.last_target[js]
         m.applied[js] = np.where(gain > 0.0, gain * (target - v), target) + m.last_known[js]
+        if m.spherical_last is not None:
+            dofs, gain, target, known = m.spherical_last
+            m.spherical_applied = dict(zip(dofs.tolist(), (np.where(
+                gain > 0.0, gain * (target - v_all[dofs]), target) + known).tolist()))
 
 
 # -- external forces ----------------------------------------------------------------------------
@@ -640,3 +801,26 @@ def _has_body(sim, world_id) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _spherical_torques(B, b, a_target, force, active) -> np.ndarray:
+    """Motor torques tau (3) of a saturated spherical joint, B a = tau - b: a = a_target on
+    the motor axes whose torque stays within +-force, the others at their bound (0 when
+    inactive), solved again after each axis reaches its bound."""
+    fixed = ~active
+    tau = np.zeros(3)
+    for _ in range(4):
+        U, O = ~fixed, fixed
+        if not U.any():
+            break
+        a = np.zeros(3)
+        a[U] = a_target[U]
+        if O.any():
+            a[O] = np.linalg.solve(B[np.ix_(O, O)], tau[O] - b[O] - B[np.ix_(O, U)] @ a[U])
+        tau[U] = B[U] @ a + b[U]
+        over = U & (np.abs(tau) > force)
+        if not over.any():
+            break
+        tau[over] = np.copysign(force[over], tau[over])
+        fixed = fixed | over
+    return tau

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pybullet as pb
 import pytest
-from core_reference import ours, quiet, reference
+from core_reference import ours, quiet, reference, same_rotation
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -276,12 +276,36 @@ def test_hostile_control_arguments_are_refused_and_nothing_changes(pendulum_file
         assert p.getDynamicsInfo(uid, 0, physicsClientId=a)[0] == 1.0
 
 
-def test_unsupported_multi_dof_motor_says_so():
-    with ours() as a:
-        uid = quiet(p.loadURDF, "humanoid/humanoid.urdf", physicsClientId=a)
-        with pytest.raises(p.error, match="not supported"):
-            p.setJointMotorControlMultiDof(uid, 1, pb.POSITION_CONTROL,
-                                           targetPosition=[0, 0, 0, 1], physicsClientId=a)
+def test_spherical_joints_have_default_motors_and_position_control_as_pybullet():
+    # humanoid.urdf (y up, turned upright): the spherical joints hold by default, a shoulder
+    # under POSITION_CONTROL reaches its target quaternion, force=0 frees a joint
+    target = [0.0, 0.0, 0.3826834, 0.9238795]
+    with ours() as a, reference() as b:
+        for module, cid in ((p, a), (pb, b)):
+            module.setGravity(0, 0, -10, physicsClientId=cid)
+            uid = quiet(module.loadURDF, "humanoid/humanoid.urdf", [0, 0, 3],
+                        [0.7071068, 0, 0, 0.7071068], useFixedBase=1, flags=FROM_FILE,
+                        physicsClientId=cid)
+            for _ in range(120):
+                module.stepSimulation(physicsClientId=cid)
+            for j in (1, 2, 3):
+                quat = module.getJointStateMultiDof(uid, j, physicsClientId=cid)[0]
+                assert same_rotation(quat, [0, 0, 0, 1], 2e-3), (module.__name__, j, quat)
+            module.setJointMotorControlMultiDof(uid, 3, pb.POSITION_CONTROL,
+                                                targetPosition=target, force=[200] * 3,
+                                                physicsClientId=cid)
+            for _ in range(240):
+                module.stepSimulation(physicsClientId=cid)
+            quat = module.getJointStateMultiDof(uid, 3, physicsClientId=cid)[0]
+            assert same_rotation(quat, target, 0.01), (module.__name__, quat)
+            module.setJointMotorControlMultiDof(uid, 3, pb.POSITION_CONTROL,
+                                                targetPosition=[0, 0, 0, 1], positionGain=0,
+                                                velocityGain=1, force=[0, 0, 0],
+                                                physicsClientId=cid)
+            for _ in range(120):
+                module.stepSimulation(physicsClientId=cid)
+            quat = module.getJointStateMultiDof(uid, 3, physicsClientId=cid)[0]
+            assert not same_rotation(quat, target, 0.05), (module.__name__, quat)
 
 
 def test_joint_reaction_forces_equal_pybullets_on_a_pendulum(pendulum_file):
