@@ -13,10 +13,9 @@ before the joints' whether the base moves or not: getJointInfo's qIndex / uIndex
 from __future__ import annotations
 
 import numpy as np
-from transforms3d.quaternions import mat2quat, quat2mat
-
 from sim_node.engine.api import kinematics
-from sim_node.pybullet.client import (finite_float, finite_vector, get_client, unit_quaternion)
+from sim_node.pybullet.client import (finite_float, finite_vector, get_client, rotation,
+                                      unit_quaternion, vec, xyzw)
 from sim_node.pybullet.errors import error
 from sim_node.sim import bounds
 
@@ -34,21 +33,6 @@ _JOINT_TYPE = {"revolute": JOINT_REVOLUTE, "continuous": JOINT_REVOLUTE,
                "planar": JOINT_PLANAR, "fixed": JOINT_FIXED,
                "floating": JOINT_FIXED}     # (Bullet has no free joint inside a tree)
 _SCALAR = ("revolute", "continuous", "prismatic")
-
-
-def xyzw(R) -> tuple:
-    """(x, y, z, w) of a rotation matrix, as Python floats."""
-    w, x, y, z = mat2quat(R)
-    return (float(x), float(y), float(z), float(w))
-
-
-def rotation(q_xyzw) -> np.ndarray:
-    x, y, z, w = q_xyzw
-    return quat2mat([w, x, y, z])
-
-
-def vec(a) -> tuple:
-    return tuple(float(x) for x in a)
 
 
 # -- bodies --------------------------------------------------------------------------------
@@ -174,8 +158,8 @@ def _joint_state(body, j: int, multi: bool) -> tuple:
     m = body.motors
     reaction = (0.0,) * 6
     if j in body.sensors:
-        from sim_node.pybullet.control import joint_reaction
-        reaction = vec(joint_reaction(body, j))
+        # (sim_node.pybullet.control's sensors_after: the last step's reaction)
+        reaction = vec(body.reactions.get(j, np.zeros(6)))
     # the torques the motors, TORQUE_CONTROL and PD_CONTROL applied over the last step
     if m is None:
         torque = [0.0] * (vs.stop - vs.start)

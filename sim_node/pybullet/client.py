@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 from lxml import etree
 from transforms3d.euler import euler2mat
+from transforms3d.quaternions import mat2quat, quat2mat
 
 from sim_node.model.robot import RobotModel
 from sim_node.model.world import WorldModel
@@ -98,6 +99,7 @@ class Body:
         self._robot_index = None
         self.motors = None              # sim_node.pybullet.control's motor table
         self.sensors = set()            # joints with enableJointForceTorqueSensor
+        self.reactions = {}             # their reaction wrenches of the last step
 
     # -- PyBullet indices ----------------------------------------------------------------
     def check_link(self, link_index, function: str, what: str = "linkIndex") -> int:
@@ -242,8 +244,11 @@ class Client:
         effort = entity.structure.effort_limit
         effort[effort > 0] = math.inf
         if entity.getName() in {e.getName() for e in _entities(self.world)}:
-            # the world wants unique entity names, PyBullet's bodies need not have them
-            entity._name = self.world.uniqueName(entity.getName())
+            # (PyBullet's body names need not be unique, the world's entity names must: the
+            # name getBodyInfo reports is `name`, the entity's may carry a suffix)
+            raise error(f"add_body: the world already has an entity named "
+                        f"'{entity.getName()}'; build it with client.world.makeRobot(...) "
+                        "(which picks a free name) or give it another name")
         try:
             self.sim.addEntity(entity)
         except ValueError as e:
@@ -445,3 +450,20 @@ def unit_quaternion(value, function: str, what: str) -> np.ndarray:
     if norm < 1e-9:
         raise error(f"{function}: {what} is a zero quaternion; give (x, y, z, w) of a rotation")
     return q / norm
+
+
+def xyzw(R) -> tuple:
+    """(x, y, z, w) of a rotation matrix, as Python floats."""
+    w, x, y, z = mat2quat(R)
+    return (float(x), float(y), float(z), float(w))
+
+
+def rotation(q_xyzw) -> np.ndarray:
+    """The rotation matrix of a quaternion (x, y, z, w)."""
+    x, y, z, w = q_xyzw
+    return quat2mat([w, x, y, z])
+
+
+def vec(a) -> tuple:
+    """A vector as a tuple of Python floats (PyBullet's return type)."""
+    return tuple(float(x) for x in a)

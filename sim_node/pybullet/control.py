@@ -31,7 +31,8 @@ import math
 import numpy as np
 
 from sim_node.engine.api import crba, rnea
-from sim_node.pybullet.client import finite_float, finite_vector, get_client, warn_once
+from sim_node.pybullet.client import (finite_float, finite_vector, get_client, vec, warn_once,
+                                      xyzw)
 from sim_node.pybullet.errors import error
 from sim_node.sim import bounds
 from sim_node.sim.controller import ACTUATOR_PID, ACTUATOR_TORQUE
@@ -589,7 +590,6 @@ def getDynamicsInfo(bodyUniqueId, linkIndex, flags=0, physicsClientId=0) -> tupl
     inertia = R_lc.T @ mass.inertiaMatrix() @ R_lc
     surface = _surface(body, link)
     extra = body.info.setdefault("dynamics", {}).get(link, {})
-    from sim_node.pybullet.bodies import vec, xyzw
     return (float(mass.getMass()), float(surface[1]), vec(np.diag(inertia)), vec(p_lc),
             xyzw(R_lc), float(surface[0]), float(extra.get("rollingFriction", 0.0)),
             float(extra.get("spinningFriction", 0.0)), float(extra.get("contactDamping", -1.0)),
@@ -686,8 +686,8 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
         if diag is not None:
             inertia = R_lc @ np.diag(diag) @ R_lc.T
         com = old.getCom() if old.getMass() > 0 or new_mass is None else p_lc
+        # (the engine's scene shares the robot's model: the step sees the new inertia)
         robot_link.setMass(Mass(old.getMass() if new_mass is None else new_mass, com, inertia))
-        _refresh_inertia(client, body)
     if friction is not None or rest is not None or stiffness is not None:
         sim_body = client.sim.body(body.world_id(link))
         s = sim_body.getSurface()
@@ -705,22 +705,6 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
     for name in ignored:
         warn_once(client, f"changeDynamics:{name}", f"{fn}: {name} is accepted and ignored "
                   "by sim_node (README 'The PyBullet API: bodies, joints, control')")
-
-
-def _refresh_inertia(client, body):
-    """The engine scene copies the robot's inertias when built: rebuild it (state kept)."""
-    sim = client.sim
-    try:
-        sim._rebuild(lambda world: None)
-    except ValueError as e:
-        raise error(f"changeDynamics: {e}") from None
-    client._rebuilt()
-
-
-def joint_reaction(body, j: int) -> np.ndarray:
-    """The reaction wrench of joint j over the last step (enableJointForceTorqueSensor):
-    (Fx, Fy, Fz, Mx, My, Mz) in the child link's frame, zeros before the first step."""
-    return body.__dict__.get("reactions", {}).get(j, np.zeros(6))
 
 
 def _link_twists(body):
