@@ -124,10 +124,10 @@ def getJointState(bodyUniqueId, jointIndex, physicsClientId=0) -> tuple:
     return _joint_state(body, j, multi=False)
 
 
-def getJointStates(bodyUniqueId, jointIndices, physicsClientId=0) -> list:
+def getJointStates(bodyUniqueId, jointIndices, physicsClientId=0) -> tuple:
     body = get_client(physicsClientId).body(bodyUniqueId)
     indices = _indices(body, jointIndices, "getJointStates")
-    return [_joint_state(body, j, multi=False) for j in indices]
+    return tuple(_joint_state(body, j, multi=False) for j in indices)
 
 
 def getJointStateMultiDof(bodyUniqueId, jointIndex, physicsClientId=0) -> tuple:
@@ -139,10 +139,10 @@ def getJointStateMultiDof(bodyUniqueId, jointIndex, physicsClientId=0) -> tuple:
     return _joint_state(body, j, multi=True)
 
 
-def getJointStatesMultiDof(bodyUniqueId, jointIndices, physicsClientId=0) -> list:
+def getJointStatesMultiDof(bodyUniqueId, jointIndices, physicsClientId=0) -> tuple:
     body = get_client(physicsClientId).body(bodyUniqueId)
     indices = _indices(body, jointIndices, "getJointStatesMultiDof")
-    return [_joint_state(body, j, multi=True) for j in indices]
+    return tuple(_joint_state(body, j, multi=True) for j in indices)
 
 
 def _indices(body, joint_indices, function: str) -> list:
@@ -269,10 +269,10 @@ def getLinkState(bodyUniqueId, linkIndex, computeLinkVelocity=0, computeForwardK
 
 
 def getLinkStates(bodyUniqueId, linkIndices, computeLinkVelocity=0, computeForwardKinematics=0,
-                  physicsClientId=0) -> list:
+                  physicsClientId=0) -> tuple:
     body = get_client(physicsClientId).body(bodyUniqueId)
     links = _indices(body, linkIndices, "getLinkStates")
-    return _link_states(body, links, bool(computeLinkVelocity))
+    return tuple(_link_states(body, links, bool(computeLinkVelocity)))
 
 
 def _link_states(body, links, velocity: bool) -> list:

@@ -138,7 +138,8 @@ def setPhysicsEngineParameter(fixedTimeStep=None, numSolverIterations=None,
     """fixedTimeStep (setTimeStep), numSubSteps (physics substeps per step), numSolverIterations
     (the contact solver's iteration cap), solverResidualThreshold (its tolerance) map; the
     other parameters concern Bullet's own solver: they are checked (finite numbers),
-    accepted and ignored, with a one-time warning naming each. All arguments are checked before anything is applied."""
+    accepted and ignored, with a one-time warning naming each. All arguments are checked
+    before anything is applied."""
     client = get_client(physicsClientId)
     given = {k: v for k, v in locals().items()
              if k not in ("client", "physicsClientId") and v is not None}

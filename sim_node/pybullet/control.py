@@ -15,6 +15,10 @@ PyBullet's joint motors, reproduced (README "The PyBullet API: bodies, joints, c
     together with gravity, contacts and joint limits in the same solve; when the torque that
     takes would exceed `force`, the joint gets the constant torque +-force instead (Bullet's
     clamped impulse).
+  * spherical joints have such a motor on each axis of their angular velocity (child axes),
+    the position error the rotation vector of q^-1 q_target; the engine damps a ball joint's
+    axes together, so a saturated spherical motor becomes explicit torques on all three axes
+    (solved through the joint's 3 x 3 inertia block, the saturated axes at +-force).
   * TORQUE_CONTROL applies its torque for the next step only (PyBullet clears it after a
     step), on top of the motor: as in PyBullet, disable the motor first (VELOCITY_CONTROL,
     force=0) for pure torque control.
@@ -43,7 +47,6 @@ __all__ = ["setJointMotorControl2", "setJointMotorControlArray", "setJointMotorC
 
 # PyBullet's control modes and frames
 VELOCITY_CONTROL, TORQUE_CONTROL, POSITION_CONTROL, PD_CONTROL = 0, 1, 2, 3
-STABLE_PD_CONTROL = 4
 LINK_FRAME, WORLD_FRAME = 1, 2
 _MODES = {VELOCITY_CONTROL: "VELOCITY_CONTROL", TORQUE_CONTROL: "TORQUE_CONTROL",
           POSITION_CONTROL: "POSITION_CONTROL", PD_CONTROL: "PD_CONTROL"}

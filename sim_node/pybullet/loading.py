@@ -438,7 +438,7 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
     Masses 0 with a static base make a static body. Inertias are Bullet's for the shapes
     (_bullet_inertia). batchPositions: one body per base position; their ids as a tuple."""
     from sim_node.model.inertia_repair import Inertial
-    from sim_node.model.urdf import Joint, Link, Origin, URDFRobot
+    from sim_node.model.urdf import Joint, Link, URDFRobot
     client = get_client(physicsClientId)
     fn = "createMultiBody"
     collision, visual = _shapes(client, "collision"), _shapes(client, "visual")

@@ -180,3 +180,24 @@ def test_hostile_resets_are_refused_and_nothing_changes(function, bad, index):
             else:
                 p.resetJointStatesMultiDof(uid, [2, 3], [[0.1], [bad]], physicsClientId=a)
         assert np.array_equal(body.q(), q0) and np.array_equal(body.v(), v0)
+
+
+def test_return_types_are_pybullets():
+    with ours() as a, reference() as b:
+        ua, ub = _pair("r2d2.urdf", a, b)
+        for name, args in (("getJointStates", ([0, 2],)), ("getLinkStates", ([0, 2],)),
+                           ("getJointStatesMultiDof", ([0, 2],)), ("getJointState", (2,)),
+                           ("getJointStateMultiDof", (0,)), ("getJointStateMultiDof", (2,)),
+                           ("getBaseVelocity", ()), ("getBasePositionAndOrientation", ()),
+                           ("getJointInfo", (2,)), ("getDynamicsInfo", (2,)),
+                           ("getVisualShapeData", ()), ("getCollisionShapeData", (2,))):
+            mine = getattr(p, name)(ua, *args, physicsClientId=a)
+            theirs = getattr(pb, name)(ub, *args, physicsClientId=b)
+            assert _shape(mine) == _shape(theirs), name
+
+
+def _shape(value):
+    """The nesting of tuples and the Python types of a return value (not the numbers)."""
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_shape(x) for x in value))
+    return type(value).__name__
