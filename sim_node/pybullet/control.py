@@ -83,6 +83,8 @@ class Motors:
         self.last_gain = np.zeros(n)
         self.last_target = np.zeros(n)
         self.last_known = np.zeros(n)
+        self.external = None            # (nv) the last step's other generalized forces
+        self.step = None                # (M, C + G - external, v) of the step being taken
 
     def copy_state(self) -> dict:
         return copy.deepcopy(self.__dict__)
@@ -376,11 +378,23 @@ def apply_motors(client):
     for body in client.bodies.values():
         js, qis, vis = body.scalar_lists
         m = motors(body)
-        if m.spherical or m.spherical_torque:
-            _apply_spherical_motors(client, body, m, dt, share)
-        if not js:
+        if not js and not m.spherical and not m.spherical_torque:
             continue
         r = body.robot_index()
+        model, data, q_full = client.sim.robot_query(r)
+        v_now = scene.robot_v[r]
+        M = crba.mass_matrix(model, data, q_full)
+        # C + G, and the other generalized forces the last step met (contacts, joint limits,
+        # friction: the motors' prediction lags them by a step)
+        bias = rnea.inverse_dynamics(model, data, q_full, v_now, np.zeros(len(v_now)),
+                                     client.gravity)
+        if m.external is not None and len(m.external) == len(v_now):
+            bias = bias - m.external
+        m.step = (M, bias, v_now.copy())
+        if m.spherical or m.spherical_torque:
+            _apply_spherical_motors(client, body, m, dt, share, M, bias)
+        if not js:
+            continue
         q, v = scene.robot_q[r].tolist(), scene.robot_v[r].tolist()
         nv = len(v)
         torque, force_l = m.torque.tolist(), m.force.tolist()
@@ -418,11 +432,8 @@ def apply_motors(client):
         needed = diagonal = None
         if dv is not None:
             # the torque each motor needs this step with every motor reaching its v* (the
-            # implicit motor gets c / (1 + c) of the way): tau = M dv / dt + C + G - known
-            model, data, q_full = client.sim.robot_query(r)
-            M = crba.mass_matrix(model, data, q_full)
-            bias = rnea.inverse_dynamics(model, data, q_full, scene.robot_v[r], np.zeros(nv),
-                                         client.gravity)
+            # implicit motor gets c / (1 + c) of the way): tau = M dv / dt + C + G - the
+            # last step's other forces - known
             needed = (M @ dv / dt + bias).tolist()
             diagonal = M.diagonal().tolist()
         last_gain, last_target, last_known = m.last_gain, m.last_target, m.last_known
@@ -447,7 +458,7 @@ def apply_motors(client):
             last_gain[j], last_known[j] = gain, tau
 
 
-def _apply_spherical_motors(client, body, m, dt, share):
+def _apply_spherical_motors(client, body, m, dt, share, M, bias):
     """Spherical joints' motors (as the scalar ones, per axis of the angular velocity), and
     their one-step torques."""
     scene = client.sim.engine
@@ -475,9 +486,6 @@ def _apply_spherical_motors(client, body, m, dt, share):
     dofs = np.array(dofs, dtype=np.intp)
     targets, forces, known = np.array(targets), np.array(forces), np.array(known)
     active = forces > 0.0
-    model, data, q_full = client.sim.robot_query(r)
-    M = crba.mass_matrix(model, data, q_full)
-    bias = rnea.inverse_dynamics(model, data, q_full, v, np.zeros(nv), client.gravity)
     dv = np.zeros(nv)
     dv[dofs[active]] = share * (targets - v[dofs])[active]
     needed = (M @ dv / dt + bias)[dofs] - known
@@ -519,10 +527,19 @@ def record_motors(client):
         v = v_all[vis]
         gain, target = m.last_gain[js], m.last_target[js]
         m.applied[js] = np.where(gain > 0.0, gain * (target - v), target) + m.last_known[js]
+        actuated = np.zeros(len(v_all))
+        actuated[vis] = m.applied[js]
         if m.spherical_last is not None:
             dofs, gain, target, known = m.spherical_last
-            m.spherical_applied = dict(zip(dofs.tolist(), (np.where(
-                gain > 0.0, gain * (target - v_all[dofs]), target) + known).tolist()))
+            applied = np.where(gain > 0.0, gain * (target - v_all[dofs]), target) + known
+            m.spherical_applied = dict(zip(dofs.tolist(), applied.tolist()))
+            actuated[dofs] = applied
+        if m.step is not None:
+            # what else acted over the step: M a + C + G - actuator torques (contacts, limits)
+            M, bias, v_before = m.step
+            external = 0.0 if m.external is None else m.external
+            m.external = M @ (v_all - v_before) / client.time_step + bias + external - actuated
+            m.step = None
 
 
 # -- external forces ----------------------------------------------------------------------------
