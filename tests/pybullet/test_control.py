@@ -340,3 +340,31 @@ def test_joint_reaction_forces_equal_pybullets_on_a_pendulum(pendulum_file):
             # (ours: the centripetal force of the step's end speed, 2e-3 N, Bullet's: none)
             assert np.allclose(mine, theirs, atol=3e-3), (mine, theirs)
         assert readings[0][0][2] == pytest.approx(10.0, rel=1e-3)      # the weight, m g
+
+
+def test_r2d2_driving_its_wheels_follows_pybullet_with_the_files_inertia():
+    # wheels under VELOCITY_CONTROL (saturated at first, then at speed), contacts with the
+    # plane, the chassis pitching from the wheels' reaction: the same trajectory as PyBullet's
+    # within 3 cm and 0.03 (quaternion) after 0.5 s, with the inertia of the file in both
+    with ours() as a, reference() as b:
+        results = []
+        for module, cid in ((p, a), (pb, b)):
+            module.setGravity(0, 0, -10, physicsClientId=cid)
+            quiet(module.loadURDF, "plane.urdf", physicsClientId=cid)
+            uid = quiet(module.loadURDF, "r2d2.urdf", [0, 0, 0.5], flags=FROM_FILE,
+                        physicsClientId=cid)
+            for _ in range(240):
+                module.stepSimulation(physicsClientId=cid)
+            for j in (2, 3, 6, 7):
+                module.setJointMotorControl2(uid, j, pb.VELOCITY_CONTROL, targetVelocity=-10,
+                                             force=50, physicsClientId=cid)
+            for _ in range(120):
+                module.stepSimulation(physicsClientId=cid)
+            results.append((module.getBasePositionAndOrientation(uid, physicsClientId=cid),
+                            [module.getJointState(uid, j, physicsClientId=cid)[1]
+                             for j in (2, 3, 6, 7)]))
+        (pose_a, wheels_a), (pose_b, wheels_b) = results
+        assert np.allclose(pose_a[0], pose_b[0], atol=0.03), (pose_a, pose_b)
+        assert same_rotation(pose_a[1], pose_b[1], 0.03), (pose_a, pose_b)
+        assert pose_a[1][0] > 0.15 and pose_b[1][0] > 0.15       # both pitch by > 17 deg
+        assert np.allclose(wheels_a, wheels_b, atol=0.05)
