@@ -546,7 +546,8 @@ def record_motors(client):
 def applyExternalForce(objectUniqueId, linkIndex, forceObj, posObj, flags, physicsClientId=0):
     """A force [N] at a point [m] on a link (-1: the base) for the next step only (as PyBullet).
     flags WORLD_FRAME: force and point in world coordinates; LINK_FRAME: both in the link's
-    inertial (COM) frame, PyBullet's link frame."""
+    inertial (COM) frame, PyBullet's link frame. On a static base (and the links welded to it)
+    it has no effect."""
     body = get_client(physicsClientId).body(objectUniqueId)
     fn = "applyExternalForce"
     link = body.check_link(linkIndex, fn)
@@ -560,9 +561,11 @@ def applyExternalForce(objectUniqueId, linkIndex, forceObj, posObj, flags, physi
         force, point = R_c @ force, p_c + R_c @ point
     # the engine's wrench: force and torque about the body's COM (the merged body's, which may
     # differ from the link's when links are welded together)
-    world_id = body.world_id(link)
-    sim_body = body.client.sim.body(world_id)
-    sim_body.applyForceAtPoint(force, point)
+    sim_body = body.client.sim.body(body.world_id(link))
+    try:
+        sim_body.applyForceAtPoint(force, point)
+    except ValueError:
+        pass            # a static base or a link welded to it: no effect, as in PyBullet
 
 
 def applyExternalTorque(objectUniqueId, linkIndex, torqueObj, flags, physicsClientId=0):
@@ -576,7 +579,10 @@ def applyExternalTorque(objectUniqueId, linkIndex, torqueObj, flags, physicsClie
         raise error(f"{fn}: |torqueObj| must be <= {bounds.MAX_TORQUE:g} N m")
     if frame == LINK_FRAME:
         torque = _com_frame(body, link)[0] @ torque
-    body.client.sim.body(body.world_id(link)).applyWrench(np.zeros(3), torque)
+    try:
+        body.client.sim.body(body.world_id(link)).applyWrench(np.zeros(3), torque)
+    except ValueError:
+        pass            # a static base or a link welded to it: no effect, as in PyBullet
 
 
 def _frame_flag(flags, fn) -> int:

@@ -368,3 +368,16 @@ def test_r2d2_driving_its_wheels_follows_pybullet_with_the_files_inertia():
         assert same_rotation(pose_a[1], pose_b[1], 0.03), (pose_a, pose_b)
         assert pose_a[1][0] > 0.15 and pose_b[1][0] > 0.15       # both pitch by > 17 deg
         assert np.allclose(wheels_a, wheels_b, atol=0.05)
+
+
+def test_forces_on_a_static_base_have_no_effect_as_in_pybullet():
+    with ours() as a, reference() as b:
+        for module, cid in ((p, a), (pb, b)):
+            uid = quiet(module.loadURDF, "kuka_iiwa/model.urdf", physicsClientId=cid)
+            before = module.getBasePositionAndOrientation(uid, physicsClientId=cid)
+            module.applyExternalForce(uid, -1, [100, 0, 0], [0, 0, 0], pb.WORLD_FRAME,
+                                      physicsClientId=cid)
+            module.applyExternalTorque(uid, -1, [0, 0, 100], pb.WORLD_FRAME,
+                                       physicsClientId=cid)
+            module.stepSimulation(physicsClientId=cid)
+            assert module.getBasePositionAndOrientation(uid, physicsClientId=cid) == before
