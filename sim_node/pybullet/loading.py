@@ -20,7 +20,7 @@ from sim_node.model import geometry as geo
 from sim_node.model.errors import ModelLoadError
 from sim_node.model.urdf import parse_urdf
 from sim_node.pybullet.client import (finite_float, finite_vector, get_client, inertial_frames,
-                                      raw_joint_limits, unit_quaternion, warn_once)
+                                      raw_joint_limits, unit_quaternion, vec, warn_once, xyzw)
 from sim_node.pybullet.connection import resolve_file
 from sim_node.pybullet.errors import error
 
@@ -79,7 +79,7 @@ def loadURDF(fileName, basePosition=(0.0, 0.0, 0.0), baseOrientation=(0.0, 0.0, 
     except (ModelLoadError, ValueError) as e:
         raise error(f"{fn}: '{path}': {e}") from None
     robot.settings = replace(robot.settings, self_collision=bool(flags & URDF_USE_SELF_COLLISION))
-    frames = inertial_frames(robot)
+    frames = inertial_frames(robot, principal=bool(flags & URDF_USE_INERTIA_FROM_FILE))
     if scale != 1.0:
         frames = [(p * scale, R_) for p, R_ in frames]
     if useMaximalCoordinates:
@@ -382,13 +382,13 @@ def createVisualShapeArray(shapeTypes, radii=None, halfExtents=None, lengths=Non
     return sid
 
 
-def _bullet_inertia(spec, mass: float) -> np.ndarray:
-    """Bullet's local inertia diagonal of a createCollisionShape shape (checked against
-    PyBullet): box and cylinder exact, everything else (sphere, capsule, mesh, several parts)
-    the box of the shape's bounding box; no shape: (mass, mass, mass) as Bullet."""
+def _bullet_inertia(spec, mass: float, base: bool) -> np.ndarray:
+    """The local inertia diagonal PyBullet 3.2.7's createMultiBody gives a shape (measured): the
+    box of the shape's bounding box, except a lone cylinder on the base (exact); no shape:
+    (mass, mass, mass)."""
     if spec is None or not spec.elements:
         return np.full(3, mass)
-    if len(spec.elements) == 1:
+    if base and len(spec.elements) == 1:
         shape = spec.elements[0].shape
         if isinstance(shape, geo.Cylinder):
             r, h = shape.radius, shape.length
@@ -438,7 +438,7 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
     Masses 0 with a static base make a static body. Inertias are Bullet's for the shapes
     (_bullet_inertia). batchPositions: one body per base position; their ids as a tuple."""
     from sim_node.model.inertia_repair import Inertial
-    from sim_node.model.urdf import Joint, Link, Origin, URDFRobot
+    from sim_node.model.urdf import Joint, Link, URDFRobot
     client = get_client(physicsClientId)
     fn = "createMultiBody"
     collision, visual = _shapes(client, "collision"), _shapes(client, "visual")
@@ -512,13 +512,15 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
     for i in range(n + 1):
         mass = masses[i]
         frame = inertial[i]
-        diagonal = _bullet_inertia(col[i], mass)
+        diagonal = _bullet_inertia(col[i], mass, base=i == 0)
         link_inertial = None
         if mass > 0:
             link_inertial = Inertial(mass, np.asarray(frame.p, dtype=float),
                                      frame.R @ np.diag(diagonal) @ frame.R.T)
-        links[names[i]] = Link(names[i], link_inertial,
-                               tuple(vis[i].elements) if vis[i] else (),
+        # a link without a visual shape shows its collision shape, in white, as PyBullet
+        visuals = vis[i].elements if vis[i] else [replace(e, color=(1.0, 1.0, 1.0, 1.0))
+                                                  for e in (col[i].elements if col[i] else [])]
+        links[names[i]] = Link(names[i], link_inertial, tuple(visuals),
                                tuple(col[i].elements) if col[i] else ())
     urdf_joints = {}
     for i, (parent, kind, axis, origin) in enumerate(joints):
@@ -558,12 +560,11 @@ def _describe(shape) -> tuple:
     return GEOM_HEIGHTFIELD, (0.0, 0.0, 0.0), b""
 
 
-def getVisualShapeData(objectUniqueId, flags=0, physicsClientId=0) -> list:
+def getVisualShapeData(objectUniqueId, flags=0, physicsClientId=0) -> tuple:
     """One tuple per visual element of every link (base first): (objectUniqueId, linkIndex,
     visualGeometryType, dimensions, meshAssetFileName, localVisualFramePosition,
     localVisualFrameOrientation, rgbaColor), the frame in the link's (URDF) frame. Elements
     without a colour read (1, 1, 1, 1); changeVisualShape's colours win."""
-    from sim_node.pybullet.bodies import vec, xyzw
     body = get_client(physicsClientId).body(objectUniqueId)
     colors = body.info.get("visual_colors", {})
     out = []
@@ -574,14 +575,13 @@ def getVisualShapeData(objectUniqueId, flags=0, physicsClientId=0) -> list:
             out.append((body.uid, link, kind, dims, name, vec(element.origin.p),
                         xyzw(element.origin.R),
                         tuple(float(c) for c in (color or (1.0, 1.0, 1.0, 1.0)))))
-    return out
+    return tuple(out)
 
 
-def getCollisionShapeData(objectUniqueId, linkIndex, physicsClientId=0) -> list:
+def getCollisionShapeData(objectUniqueId, linkIndex, physicsClientId=0) -> tuple:
     """One tuple per collision element of the link: (objectUniqueId, linkIndex, geometryType,
     dimensions, fileName, localCollisionFramePosition, localCollisionFrameOrientation), the
     frame in the link's inertial (COM) frame as PyBullet."""
-    from sim_node.pybullet.bodies import vec, xyzw
     body = get_client(physicsClientId).body(objectUniqueId)
     link = body.check_link(linkIndex, "getCollisionShapeData")
     p_lc, R_lc = body.inertial_frames[body.robot_link(link)]
@@ -591,7 +591,7 @@ def getCollisionShapeData(objectUniqueId, linkIndex, physicsClientId=0) -> list:
         R = R_lc.T @ element.origin.R
         p_ = R_lc.T @ (np.asarray(element.origin.p) - p_lc)
         out.append((body.uid, link, kind, dims, name, vec(p_), xyzw(R)))
-    return out
+    return tuple(out)
 
 
 def changeVisualShape(objectUniqueId, linkIndex, shapeIndex=-1, textureUniqueId=None,
