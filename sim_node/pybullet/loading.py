@@ -20,7 +20,7 @@ from sim_node.model import geometry as geo
 from sim_node.model.errors import ModelLoadError
 from sim_node.model.urdf import parse_urdf
 from sim_node.pybullet.client import (finite_float, finite_vector, get_client, inertial_frames,
-                                      raw_joint_limits, unit_quaternion, warn_once)
+                                      raw_joint_limits, unit_quaternion, vec, warn_once, xyzw)
 from sim_node.pybullet.connection import resolve_file
 from sim_node.pybullet.errors import error
 
@@ -438,7 +438,7 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
     Masses 0 with a static base make a static body. Inertias are Bullet's for the shapes
     (_bullet_inertia). batchPositions: one body per base position; their ids as a tuple."""
     from sim_node.model.inertia_repair import Inertial
-    from sim_node.model.urdf import Joint, Link, Origin, URDFRobot
+    from sim_node.model.urdf import Joint, Link, URDFRobot
     client = get_client(physicsClientId)
     fn = "createMultiBody"
     collision, visual = _shapes(client, "collision"), _shapes(client, "visual")
@@ -565,7 +565,6 @@ def getVisualShapeData(objectUniqueId, flags=0, physicsClientId=0) -> tuple:
     visualGeometryType, dimensions, meshAssetFileName, localVisualFramePosition,
     localVisualFrameOrientation, rgbaColor), the frame in the link's (URDF) frame. Elements
     without a colour read (1, 1, 1, 1); changeVisualShape's colours win."""
-    from sim_node.pybullet.bodies import vec, xyzw
     body = get_client(physicsClientId).body(objectUniqueId)
     colors = body.info.get("visual_colors", {})
     out = []
@@ -583,7 +582,6 @@ def getCollisionShapeData(objectUniqueId, linkIndex, physicsClientId=0) -> tuple
     """One tuple per collision element of the link: (objectUniqueId, linkIndex, geometryType,
     dimensions, fileName, localCollisionFramePosition, localCollisionFrameOrientation), the
     frame in the link's inertial (COM) frame as PyBullet."""
-    from sim_node.pybullet.bodies import vec, xyzw
     body = get_client(physicsClientId).body(objectUniqueId)
     link = body.check_link(linkIndex, "getCollisionShapeData")
     p_lc, R_lc = body.inertial_frames[body.robot_link(link)]
