@@ -46,7 +46,7 @@ def getBodyUniqueId(serialIndex, physicsClientId=0) -> int:
     uids = list(client.bodies)
     try:
         k = int(serialIndex)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"getBodyUniqueId: serialIndex must be an integer, got {serialIndex!r}") \
             from None
     if not 0 <= k < len(uids):

@@ -42,7 +42,7 @@ def get_client(physicsClientId: int = 0) -> "Client":
     """The connected client with this id; error when there is none."""
     try:
         cid = int(physicsClientId)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"physicsClientId must be an integer, got {physicsClientId!r}") from None
     client = _clients.get(cid)
     if client is None:
@@ -224,7 +224,7 @@ class Client:
     def body(self, uid) -> Body:
         try:
             key = int(uid)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise error(f"bodyUniqueId must be an integer, got {uid!r}") from None
         body = self.bodies.get(key)
         if body is None:
@@ -422,7 +422,7 @@ def finite_vector(value, n: int, function: str, what: str) -> np.ndarray:
         raise error(f"{function}: {what} must be {n} numbers, got {value!r}")
     try:
         arr = np.array(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"{function}: {what} must be {n} numbers, got {value!r}") from None
     if arr.shape != (n,):
         raise error(f"{function}: {what} must be {n} numbers, got {len(arr)}")
@@ -436,7 +436,7 @@ def finite_float(value, function: str, what: str) -> float:
         raise error(f"{function}: {what} must be a number, got {value!r}")
     try:
         x = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"{function}: {what} must be a number, got {value!r}") from None
     if not math.isfinite(x):
         raise error(f"{function}: {what} must be finite, got {x}")

@@ -50,7 +50,7 @@ def connect(method, key=None, options="", hostName=None, port=None):
     are accepted and ignored."""
     try:
         mode = int(method)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"connect: method must be a connection mode such as DIRECT, got "
                     f"{method!r}") from None
     if mode not in _LOCAL_MODES:

@@ -249,7 +249,7 @@ def _float_list(values, fn, name) -> list:
 def _command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn) -> tuple:
     try:
         mode = int(mode)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"{fn}: controlMode must be one of VELOCITY_CONTROL (0), TORQUE_CONTROL (1), "
                     f"POSITION_CONTROL (2), PD_CONTROL (3); got {mode!r}") from None
     if mode not in _MODES:
@@ -285,7 +285,7 @@ def _spherical_command(body, j, mode, q_target, v_target, force, kp, kd, max_vel
     spherical joint's motor command, validated."""
     try:
         mode = int(mode)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         mode = None
     if mode not in (VELOCITY_CONTROL, POSITION_CONTROL, TORQUE_CONTROL):
         raise error(f"{fn}: joint {j} is spherical: controlMode must be POSITION_CONTROL, "
@@ -588,7 +588,7 @@ def applyExternalTorque(objectUniqueId, linkIndex, torqueObj, flags, physicsClie
 def _frame_flag(flags, fn) -> int:
     try:
         frame = int(flags)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         frame = None
     if frame not in (LINK_FRAME, WORLD_FRAME):
         raise error(f"{fn}: flags must be LINK_FRAME ({LINK_FRAME}) or WORLD_FRAME "

@@ -95,6 +95,15 @@ def removeBody(bodyUniqueId, physicsClientId=0):
     client.remove_body(client.body(bodyUniqueId).uid)
 
 
+def _sequence(value, function: str, what: str, n=None):
+    """value as a list (a sequence, not a string), of n entries when n is given."""
+    if value is None or isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
+        raise error(f"{function}: {what} must be a list, got {value!r}")
+    if n is not None and len(value) != n:
+        raise error(f"{function}: {what} has {len(value)} entries, expected {n}")
+    return list(value)
+
+
 def _flag_int(value, function: str, what: str) -> int:
     try:
         if isinstance(value, bool):
@@ -199,7 +208,7 @@ def _geometry(fn, shape_type, radius, half_extents, height, file_name, mesh_scal
     from sim_node.pybullet.connection import resolve_file
     try:
         kind = int(shape_type)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         kind = None
     if kind not in _GEOM_NAMES:
         if kind == GEOM_HEIGHTFIELD:
@@ -286,17 +295,15 @@ def createCollisionShapeArray(shapeTypes, radii=None, halfExtents=None, lengths=
     from sim_node.model.urdf import GeometryElement
     client = get_client(physicsClientId)
     fn = "createCollisionShapeArray"
-    if isinstance(shapeTypes, (str, bytes)) or not hasattr(shapeTypes, "__len__") \
-            or len(shapeTypes) == 0:
+    shapeTypes = _sequence(shapeTypes, fn, "shapeTypes")
+    if not shapeTypes:
         raise error(f"{fn}: shapeTypes must be a non-empty list")
     n = len(shapeTypes)
 
     def entry(values, i, default, what):
         if values is None:
             return default
-        if len(values) != n:
-            raise error(f"{fn}: {what} has {len(values)} entries, shapeTypes {n}")
-        return values[i]
+        return _sequence(values, fn, what, n)[i]
     elements, described = [], []
     for i, kind in enumerate(shapeTypes):
         shape, dims, name = _geometry(
@@ -349,17 +356,15 @@ def createVisualShapeArray(shapeTypes, radii=None, halfExtents=None, lengths=Non
     from sim_node.model.urdf import GeometryElement
     client = get_client(physicsClientId)
     fn = "createVisualShapeArray"
-    if isinstance(shapeTypes, (str, bytes)) or not hasattr(shapeTypes, "__len__") \
-            or len(shapeTypes) == 0:
+    shapeTypes = _sequence(shapeTypes, fn, "shapeTypes")
+    if not shapeTypes:
         raise error(f"{fn}: shapeTypes must be a non-empty list")
     n = len(shapeTypes)
 
     def entry(values, i, default, what):
         if values is None:
             return default
-        if len(values) != n:
-            raise error(f"{fn}: {what} has {len(values)} entries, shapeTypes {n}")
-        return values[i]
+        return _sequence(values, fn, what, n)[i]
     elements, described, colors = [], [], []
     for i, kind in enumerate(shapeTypes):
         shape, dims, name = _geometry(
@@ -451,7 +456,7 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
             raise error(f"{fn}: {what} {k} is not a shape of this client (have "
                         f"{sorted(table) or 'none'}; -1 for none)")
         return table[k]
-    n = 0 if linkMasses is None else len(linkMasses)
+    n = 0 if linkMasses is None else len(_sequence(linkMasses, fn, "linkMasses"))
     lists = dict(linkCollisionShapeIndices=linkCollisionShapeIndices,
                  linkVisualShapeIndices=linkVisualShapeIndices, linkPositions=linkPositions,
                  linkOrientations=linkOrientations,
@@ -463,8 +468,8 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
         if n and values is None and name not in ("linkInertialFramePositions",
                                                  "linkInertialFrameOrientations"):
             raise error(f"{fn}: {name} is needed with linkMasses")
-        if values is not None and len(values) != n:
-            raise error(f"{fn}: {name} has {len(values)} entries, linkMasses {n}")
+        if values is not None:
+            _sequence(values, fn, name, n)
     masses = [finite_float(baseMass, fn, "baseMass")]
     masses += [finite_float(m, fn, f"linkMasses[{i}]") for i, m in enumerate(linkMasses or [])]
     if any(m < 0 for m in masses):
@@ -499,7 +504,8 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
             axis = axis / norm
         origin = _frame(linkPositions[i], linkOrientations[i], fn, f"link[{i}]")
         joints.append((parent, kind, axis, origin))
-    positions = [basePosition] if batchPositions is None else list(batchPositions)
+    positions = [basePosition] if batchPositions is None else _sequence(batchPositions, fn,
+                                                                       "batchPositions")
     if not positions:
         raise error(f"{fn}: batchPositions must not be empty")
     positions = [finite_vector(x, 3, fn, "basePosition") for x in positions]

@@ -73,7 +73,7 @@ def restoreState(stateId=-1, fileName="", physicsClientId=0):
         return
     try:
         sid = int(stateId)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"restoreState: stateId must be an integer, got {stateId!r}") from None
     if sid not in client.states:
         raise error(f"restoreState: no saved state {sid} (saved: {sorted(client.states)}); "
@@ -85,7 +85,7 @@ def removeState(stateUniqueId, physicsClientId=0):
     client = get_client(physicsClientId)
     try:
         sid = int(stateUniqueId)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"removeState: stateUniqueId must be an integer, got "
                     f"{stateUniqueId!r}") from None
     if sid not in client.states:
