@@ -50,7 +50,7 @@ def connect(method, key=None, options="", hostName=None, port=None):
     are accepted and ignored."""
     try:
         mode = int(method)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"connect: method must be a connection mode such as DIRECT, got "
                     f"{method!r}") from None
     if mode not in _LOCAL_MODES:
@@ -66,8 +66,8 @@ def connect(method, key=None, options="", hostName=None, port=None):
 
     client = _client.new_client(mode)
     client.options = str(options)
-    client.pre_step.append(control.apply_motors)
-    client.post_step.append(control.record_motors)
+    client.pre_step.extend([control.apply_motors, control.sensors_before])
+    client.post_step.extend([control.record_motors, control.sensors_after])
     return client.id
 
 
@@ -138,7 +138,8 @@ def setPhysicsEngineParameter(fixedTimeStep=None, numSolverIterations=None,
     """fixedTimeStep (setTimeStep), numSubSteps (physics substeps per step), numSolverIterations
     (the contact solver's iteration cap), solverResidualThreshold (its tolerance) map; the
     other parameters concern Bullet's own solver: they are checked (finite numbers),
-    accepted and ignored, with a one-time warning naming each. All arguments are checked before anything is applied."""
+    accepted and ignored, with a one-time warning naming each. All arguments are checked
+    before anything is applied."""
     client = get_client(physicsClientId)
     given = {k: v for k, v in locals().items()
              if k not in ("client", "physicsClientId") and v is not None}
@@ -190,14 +191,14 @@ def _integer(value, function: str, what: str) -> int:
 
 
 def getPhysicsEngineParameters(physicsClientId=0) -> dict:
-    """PyBullet's dict: fixedTimeStep, numSubSteps, numSolverIterations,
-    useRealTimeSimulation (always 0 here, as PyBullet in DIRECT), gravityAcceleration{X,Y,Z},
-    numNonContactInnerIterations."""
+    """PyBullet's dict: fixedTimeStep, numSubSteps, numSolverIterations (the engine's
+    contact-solver iteration cap), useRealTimeSimulation (as set; it has no effect, as in
+    PyBullet's DIRECT mode), gravityAcceleration{X,Y,Z}, numNonContactInnerIterations."""
     client = get_client(physicsClientId)
     gx, gy, gz = client.gravity
     return {"fixedTimeStep": client.time_step, "numSubSteps": client.num_sub_steps,
             "numSolverIterations": int(client.sim.engine.max_iterations),
-            "useRealTimeSimulation": 0,
+            "useRealTimeSimulation": int(client.real_time),
             "gravityAccelerationX": gx, "gravityAccelerationY": gy, "gravityAccelerationZ": gz,
             "numNonContactInnerIterations":
                 int(client.engine_parameters.get("numNonContactInnerIterations", 1))}
@@ -210,9 +211,12 @@ def stepSimulation(physicsClientId=0):
 
 
 def setRealTimeSimulation(enableRealTimeSimulation, physicsClientId=0):
-    """Accepted and ignored, as PyBullet does in DIRECT mode: stepSimulation steps."""
-    get_client(physicsClientId)
-    finite_float(enableRealTimeSimulation, "setRealTimeSimulation", "enableRealTimeSimulation")
+    """Recorded (getPhysicsEngineParameters reports it) and otherwise ignored, as PyBullet does
+    in DIRECT mode: stepSimulation steps."""
+    client = get_client(physicsClientId)
+    flag = finite_float(enableRealTimeSimulation, "setRealTimeSimulation",
+                        "enableRealTimeSimulation")
+    client.real_time = bool(flag)
 
 
 def setAdditionalSearchPath(path, physicsClientId=0):
