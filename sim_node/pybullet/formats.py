@@ -30,7 +30,7 @@ def loadSDF(sdfFileName, useMaximalCoordinates=0, globalScaling=1.0, physicsClie
     and ignored (sim_node's bodies are always reduced-coordinate trees)."""
     fn = "loadSDF"
     client = get_client(physicsClientId)
-    path = resolve_file(client, sdfFileName, fn)
+    path = resolve_file(client, _file_name(sdfFileName, fn, "sdfFileName"), fn)
     maximal = _flag_int(useMaximalCoordinates, fn, "useMaximalCoordinates")
     scale = finite_float(globalScaling, fn, "globalScaling")
     if not 0.0 < scale <= MAX_GLOBAL_SCALING:
@@ -54,7 +54,7 @@ def loadMJCF(mjcfFileName, flags=0, physicsClientId=0):
     sim_node loads from an MJCF file."""
     fn = "loadMJCF"
     client = get_client(physicsClientId)
-    path = resolve_file(client, mjcfFileName, fn)
+    path = resolve_file(client, _file_name(mjcfFileName, fn, "mjcfFileName"), fn)
     flags = _flag_int(flags, fn, "flags")
     try:
         parsed = parse_mjcf(path, pybullet_masses=True)
@@ -143,6 +143,19 @@ def _apply_filters(client, uid: int, filters: dict):
     for link, (group, mask) in filters.items():
         if link in index:
             set_mask(uid, index[link], group, mask, physicsClientId=client.id)
+
+
+def _file_name(value, function: str, what: str):
+    """A file name as resolve_file takes it; error for bytes that are not UTF-8 and for NUL
+    characters (the operating system refuses them)."""
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise error(f"{function}: {what} must be UTF-8 text, got {value!r}") from None
+    if isinstance(value, str) and "\x00" in value:
+        raise error(f"{function}: {what} contains a NUL character")
+    return value
 
 
 def _flag_int(value, function: str, what: str) -> int:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import sim_node.pybullet as p
 from sim_node.pybullet.client import get_client
@@ -160,3 +162,29 @@ def test_contype_conaffinity_decide_contacts_as_in_pybullet(client, real, tmp_pa
         assert ours < 0
     else:
         assert ours == pytest.approx(0.1, abs=2e-3)
+
+
+GARBAGE = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
+                    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8),
+                    st.binary(max_size=8), st.lists(st.integers(), max_size=3),
+                    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2))
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(args=st.lists(GARBAGE, min_size=1, max_size=4), loader=st.sampled_from(
+    ["loadSDF", "loadMJCF"]))
+def test_garbage_arguments_raise_only_pybullet_error(client, args, loader):
+    """Any argument values: a body tuple or p.error, never another exception, and nothing
+    added on error."""
+    before = dict(get_client(client).bodies)
+    kwargs = {"physicsClientId": client}
+    try:
+        result = quiet(getattr(p, loader), *args, **kwargs)
+    except p.error:
+        assert get_client(client).bodies == before
+        return
+    except TypeError as exc:      # more positional arguments than the function takes
+        assert "positional argument" in str(exc) or "multiple values" in str(exc)
+        return
+    assert isinstance(result, tuple)
