@@ -45,6 +45,16 @@ def real():
     pb.disconnect(physicsClientId=cid)
 
 
+@pytest.fixture
+def fresh_real():
+    """A new PyBullet connection (its loadMJCF can crash after resetSimulation on a client
+    that loaded many files)."""
+    cid = pb.connect(pb.DIRECT)
+    pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+    yield cid
+    pb.disconnect(physicsClientId=cid)
+
+
 def counter_free(name: bytes) -> bytes:
     return re.sub(rb"^jointfix_\d+_", b"jointfix_*_", name)
 
@@ -95,15 +105,15 @@ def test_ant_starts_at_zero_joint_angles_outside_its_limits(client):
     assert p.getJointState(ant, ankle, physicsClientId=client)[0] == 0.0     # as PyBullet
 
 
-def test_global_scaling_and_ids_continue_after_other_bodies(client, real):
+def test_global_scaling_and_ids_continue_after_other_bodies(client, fresh_real):
     first = quiet(p.loadMJCF, "mjcf/hello_mjcf.xml", physicsClientId=client)
     kuka = quiet(p.loadSDF, "kuka_iiwa/model.sdf", globalScaling=2.0, physicsClientId=client)
     assert first == (0, 1) and kuka == (2,)
-    pb.resetSimulation(physicsClientId=real)
-    ref, = pb.loadSDF("kuka_iiwa/model.sdf", globalScaling=2.0, physicsClientId=real)
+    ref, = pb.loadSDF("kuka_iiwa/model.sdf", globalScaling=2.0, physicsClientId=fresh_real)
     for j in range(7):
         np.testing.assert_allclose(p.getLinkState(2, j, physicsClientId=client)[4],
-                                   pb.getLinkState(ref, j, physicsClientId=real)[4], atol=1e-6)
+                                   pb.getLinkState(ref, j, physicsClientId=fresh_real)[4],
+                                   atol=1e-6)
 
 
 @pytest.mark.parametrize("call, needle", [
@@ -136,11 +146,11 @@ def test_a_file_failing_in_its_second_model_adds_nothing(client, tmp_path):
 @pytest.mark.parametrize("filters, falls_through", [
     ('contype="0" conaffinity="0"', True), ('contype="1" conaffinity="0"', False),
     ('contype="0" conaffinity="1"', False), ("", False)])
-def test_contype_conaffinity_decide_contacts_as_in_pybullet(client, real, tmp_path, filters,
-                                                            falls_through):
+def test_contype_conaffinity_decide_contacts_as_in_pybullet(client, fresh_real, tmp_path,
+                                                            filters, falls_through):
     """A free sphere dropped on a worldbody plane: PyBullet 3.2.7 lets it through only when
     the plane has contype = conaffinity = 0 (its filter rule is group_a & mask_b OR
-    group_b & mask_a, MuJoCo's rule; checked here against PyBullet itself)."""
+    group_b & mask_a, MuJoCo's; checked here against PyBullet itself): sim_node too."""
     from sim_node.pybullet import queries
     if not hasattr(queries, "setCollisionFilterGroupMask"):
         pytest.skip("setCollisionFilterGroupMask (H-query's) is not on this branch yet")
@@ -149,8 +159,7 @@ def test_contype_conaffinity_decide_contacts_as_in_pybullet(client, real, tmp_pa
                     '<body pos="0 0 1"><freejoint/><geom type="sphere" size="0.1"/></body>'
                     '</worldbody></mujoco>')
     heights = []
-    for api, cid in ((p, client), (pb, real)):
-        api.resetSimulation(physicsClientId=cid)
+    for api, cid in ((p, client), (pb, fresh_real)):
         api.setGravity(0, 0, -10, physicsClientId=cid)
         _, sphere = quiet(api.loadMJCF, str(path), physicsClientId=cid)
         for _ in range(240):                               # 1 s of simulated time
@@ -188,3 +197,22 @@ def test_garbage_arguments_raise_only_pybullet_error(client, args, loader):
         assert "positional argument" in str(exc) or "multiple values" in str(exc)
         return
     assert isinstance(result, tuple)
+
+
+def test_ant_stands_on_a_urdf_plane_as_in_pybullet(client, fresh_real):
+    """pybullet_data's ant (every geom contype 1, conaffinity 0) rests on plane.urdf in
+    PyBullet; a filter rule that dropped that contact would let it fall through. (The ankles
+    start at 0, outside their 30..100 degree range: sim_node's limits bring them into range
+    within the 2 s, lifting the torso on its feet; PyBullet's default motors hold them back,
+    so its torso still lies on the plane.)"""
+    heights = []
+    for api, cid in ((p, client), (pb, fresh_real)):
+        api.setGravity(0, 0, -10, physicsClientId=cid)
+        api.loadURDF("plane.urdf", physicsClientId=cid)
+        ant, = quiet(api.loadMJCF, "mjcf/ant.xml", physicsClientId=cid)
+        for _ in range(480):                               # 2 s of simulated time
+            api.stepSimulation(physicsClientId=cid)
+        heights.append(api.getBasePositionAndOrientation(ant, physicsClientId=cid)[0][2])
+    ours, theirs = heights
+    assert theirs == pytest.approx(0.25, abs=2e-3)        # the torso sphere's radius
+    assert 0.24 < ours < 0.45                              # on the plane, on its feet
