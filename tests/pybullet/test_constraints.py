@@ -261,3 +261,96 @@ def test_hostile_create_constraint_raises_or_adds_one_valid_constraint(both, lin
     assert p.getConstraintInfo(cid, physicsClientId=ours)[4] == joint_type
     p.stepSimulation(physicsClientId=ours)
     assert all(math.isfinite(x) for x in p.getBasePositionAndOrientation(box, physicsClientId=ours)[0])
+
+
+WHEELS_URDF = """<?xml version="1.0"?>
+<robot name="wheels">
+  <link name="base">
+    <inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <link name="small">
+    <inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="small_joint" type="continuous">
+    <parent link="base"/><child link="small"/><axis xyz="0 1 0"/>
+  </joint>
+  <link name="large">
+    <inertial><mass value="1"/><inertia ixx="0.04" iyy="0.04" izz="0.04" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="large_joint" type="continuous">
+    <parent link="base"/><child link="large"/><origin xyz="1 0 0"/><axis xyz="0 1 0"/>
+  </joint>
+</robot>
+"""
+
+
+def test_a_gear_couples_two_wheels_as_pybullets(both, tmp_path):
+    # racecar_differential.py's pattern: JOINT_GEAR between two wheel links, then
+    # changeConstraint(gearRatio, maxForce); a torque on the small wheel: qd_a + ratio qd_b = 0
+    # and qdd_a = tau / (I_a + I_b / ratio^2) (1 / (0.01 + 0.01) = 50 rad/s^2 at ratio -2)
+    path = tmp_path / "wheels.urdf"
+    path.write_text(WHEELS_URDF)
+    ours, theirs = both
+    speeds = []
+    for api, c in ((p, ours), (pb, theirs)):
+        robot = api.loadURDF(str(path), useFixedBase=True, flags=pb.URDF_USE_INERTIA_FROM_FILE,
+                             physicsClientId=c)
+        gear = api.createConstraint(robot, 0, robot, 1, jointType=pb.JOINT_GEAR,
+                                    jointAxis=[0, 1, 0], parentFramePosition=[0, 0, 0],
+                                    childFramePosition=[0, 0, 0], physicsClientId=c)
+        api.changeConstraint(gear, gearRatio=-2, maxForce=10000, physicsClientId=c)
+        for j in (0, 1):
+            api.setJointMotorControl2(robot, j, pb.VELOCITY_CONTROL, force=0, physicsClientId=c)
+            api.changeDynamics(robot, j, linearDamping=0, angularDamping=0, physicsClientId=c)
+        for _ in range(240):
+            api.setJointMotorControl2(robot, 0, pb.TORQUE_CONTROL, force=0.1, physicsClientId=c)
+            api.stepSimulation(physicsClientId=c)
+        speeds.append([api.getJointState(robot, j, physicsClientId=c)[1] for j in (0, 1)])
+        assert api.getConstraintInfo(gear, physicsClientId=c)[11] == -2.0
+    (a, b), (real_a, real_b) = speeds
+    assert a - 2 * b == pytest.approx(0.0, abs=1e-6)
+    assert a == pytest.approx(0.1 / (0.01 + 0.04 / 4) * 1.0, rel=0.01)
+    assert (a, b) == pytest.approx((real_a, real_b), rel=0.02)
+
+
+def test_save_state_restore_state_continues_bit_for_bit_with_constraints(both, box_urdf):
+    ours, _ = both
+    box = load_box(p, ours, box_urdf, [0.3, 0, 1.0])
+    cid = p.createConstraint(box, -1, -1, -1, pb.JOINT_POINT2POINT, [0, 0, 0], [-0.3, 0, 0],
+                             [0, 0, 1.0], physicsClientId=ours)
+    for _ in range(50):
+        p.stepSimulation(physicsClientId=ours)
+    saved = p.saveState(physicsClientId=ours)
+    runs = []
+    for _ in range(2):
+        p.restoreState(saved, physicsClientId=ours)
+        for _ in range(50):
+            p.stepSimulation(physicsClientId=ours)
+        runs.append((p.getBasePositionAndOrientation(box, physicsClientId=ours),
+                     p.getConstraintState(cid, physicsClientId=ours)))
+    assert runs[0] == runs[1]
+
+
+def test_change_constraint_moves_a_held_box_and_checks_its_arguments(both, box_urdf):
+    # constraint.py's pattern (bullet3 examples): a box held by a FIXED constraint to the world
+    # follows the child pivot that changeConstraint moves
+    ours, _ = both
+    p.setGravity(0, 0, 0, physicsClientId=ours)
+    box = load_box(p, ours, box_urdf, [0, 0, 1])
+    cid = p.createConstraint(box, -1, -1, -1, pb.JOINT_FIXED, [0, 0, 0], [0, 0, 0], [0, 0, 1],
+                             physicsClientId=ours)
+    p.changeConstraint(cid, [0.2, 0.1, 1.0], [0, 0, 0.3826834, 0.9238795], maxForce=50,
+                       physicsClientId=ours)
+    for _ in range(480):
+        p.stepSimulation(physicsClientId=ours)
+    position, orientation = p.getBasePositionAndOrientation(box, physicsClientId=ours)
+    np.testing.assert_allclose(position, [0.2, 0.1, 1.0], atol=1e-3)
+    # quaternions q and -q are the same rotation
+    assert abs(np.dot(orientation, [0, 0, 0.3826834, 0.9238795])) == pytest.approx(1, abs=1e-5)
+    info = p.getConstraintInfo(cid, physicsClientId=ours)
+    for bad in (dict(maxForce=-1), dict(erp=1.5), dict(jointChildPivot=[0, float("nan"), 0]),
+                dict(jointChildFrameOrientation=[0, 0, 0, 0]), dict(gearRatio=float("inf")),
+                dict(jointChildPivot=[1, 2])):
+        with pytest.raises(p.error, match="changeConstraint"):
+            p.changeConstraint(cid, physicsClientId=ours, **bad)
+        assert p.getConstraintInfo(cid, physicsClientId=ours) == info
