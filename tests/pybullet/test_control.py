@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pybullet as pb
 import pytest
-from core_reference import ours, quiet, reference
-from hypothesis import given, settings
+from core_reference import ours, quiet, reference, same_rotation
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sim_node.pybullet as p
@@ -21,6 +21,9 @@ PENDULUM = """<robot name="pendulum">
     <axis xyz="0 1 0"/></joint>
 </robot>"""
 INERTIA = 1.01
+# PyBullet by default makes inertias from collision shapes (the arm has none): with this flag it
+# uses the file's, as sim_node always does
+FROM_FILE = pb.URDF_USE_INERTIA_FROM_FILE
 
 
 @pytest.fixture
@@ -36,7 +39,8 @@ def test_torque_control_acts_for_one_step_as_pybullet(pendulum_file):
     with ours() as a, reference() as b:
         results = []
         for module, cid in ((p, a), (pb, b)):
-            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=cid)
+            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, flags=FROM_FILE,
+                               physicsClientId=cid)
             module.setJointMotorControl2(uid, 0, pb.VELOCITY_CONTROL, force=0,
                                          physicsClientId=cid)
             module.setJointMotorControl2(uid, 0, pb.TORQUE_CONTROL, force=2.0,
@@ -49,7 +53,8 @@ def test_torque_control_acts_for_one_step_as_pybullet(pendulum_file):
         (v1, v2), (w1, w2) = results
         assert v1 == pytest.approx(2.0 * dt / INERTIA, rel=1e-12)
         assert v2 == v1
-        assert (v1, v2) == pytest.approx((w1, w2), rel=1e-6)
+        # (Bullet's multibodies have a default velocity damping of 0.04 / s besides)
+        assert (v1, v2) == pytest.approx((w1, w2), rel=1e-3)
 
 
 def test_pendulum_under_gravity_and_torque_control_follows_its_equation(pendulum_file):
@@ -100,7 +105,8 @@ def test_default_motor_gives_way_beyond_one_newton_second_per_step(pendulum_file
             for module, cid in ((p, a), (pb, b)):
                 module.resetSimulation(physicsClientId=cid)
                 module.setGravity(0, 0, -g, physicsClientId=cid)
-                uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=cid)
+                uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, flags=FROM_FILE,
+                               physicsClientId=cid)
                 for _ in range(60):
                     module.stepSimulation(physicsClientId=cid)
                 q = module.getJointState(uid, 0, physicsClientId=cid)[0]
@@ -112,7 +118,8 @@ def test_position_control_first_step_and_convergence_follow_pybullets_motor(pend
     with ours() as a, reference() as b:
         speeds = []
         for module, cid in ((p, a), (pb, b)):
-            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=cid)
+            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, flags=FROM_FILE,
+                               physicsClientId=cid)
             module.setJointMotorControl2(uid, 0, pb.POSITION_CONTROL, targetPosition=0.5,
                                          physicsClientId=cid)
             module.stepSimulation(physicsClientId=cid)
@@ -142,7 +149,8 @@ def test_position_control_brings_a_robot_to_its_targets_under_gravity():
 def test_velocity_control_saturates_at_force_as_pybullet(pendulum_file):
     with ours() as a, reference() as b:
         for module, cid in ((p, a), (pb, b)):
-            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=cid)
+            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, flags=FROM_FILE,
+                               physicsClientId=cid)
             module.setJointMotorControl2(uid, 0, pb.VELOCITY_CONTROL, targetVelocity=1.0,
                                          force=5.0, physicsClientId=cid)
             module.stepSimulation(physicsClientId=cid)
@@ -200,8 +208,10 @@ def test_dynamics_info_masses_and_inertias_equal_pybullets(robot):
             da = p.getDynamicsInfo(ua, link, physicsClientId=a)
             db = pb.getDynamicsInfo(ub, link, physicsClientId=b)
             assert len(da) == len(db) == 12
-            if db[0] == 0 or db[2] == (1.0, 1.0, 1.0):
-                continue    # (massless links and links without <inertial>: Bullet's stand-ins)
+            if db[0] == 0 or db[2] in ((1.0, 1.0, 1.0), (0.0, 0.0, 0.0)):
+                # massless links, links without <inertial> (Bullet's stand-ins) and zero
+                # tensors (sim_node's loader repairs them: README "Loading robot files")
+                continue
             assert da[0] == db[0], link
             assert np.allclose(da[2], db[2], rtol=1e-6), (link, da[2], db[2])
             assert np.allclose(da[4], db[4], atol=1e-6) or np.allclose(da[4], -np.array(db[4]),
@@ -226,7 +236,8 @@ def test_change_dynamics_mass_changes_the_response_to_a_force():
 _bad = st.one_of(st.just(math.nan), st.just(math.inf), st.just(-1.0), st.just("x"))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])   # (a constant file)
 @given(case=st.sampled_from(["mode", "joint", "force", "target", "array", "gain", "dyn"]),
        bad=_bad)
 def test_hostile_control_arguments_are_refused_and_nothing_changes(pendulum_file, case, bad):
@@ -265,9 +276,108 @@ def test_hostile_control_arguments_are_refused_and_nothing_changes(pendulum_file
         assert p.getDynamicsInfo(uid, 0, physicsClientId=a)[0] == 1.0
 
 
-def test_unsupported_multi_dof_motor_says_so():
-    with ours() as a:
-        uid = quiet(p.loadURDF, "humanoid/humanoid.urdf", physicsClientId=a)
-        with pytest.raises(p.error, match="not supported"):
-            p.setJointMotorControlMultiDof(uid, 1, pb.POSITION_CONTROL,
-                                           targetPosition=[0, 0, 0, 1], physicsClientId=a)
+def test_spherical_joints_have_default_motors_and_position_control_as_pybullet():
+    # humanoid.urdf (y up, turned upright): the spherical joints hold by default, a shoulder
+    # under POSITION_CONTROL reaches its target quaternion, force=0 frees a joint
+    target = [0.0, 0.0, 0.3826834, 0.9238795]
+    with ours() as a, reference() as b:
+        for module, cid in ((p, a), (pb, b)):
+            module.setGravity(0, 0, -10, physicsClientId=cid)
+            uid = quiet(module.loadURDF, "humanoid/humanoid.urdf", [0, 0, 3],
+                        [0.7071068, 0, 0, 0.7071068], useFixedBase=1, flags=FROM_FILE,
+                        physicsClientId=cid)
+            for _ in range(120):
+                module.stepSimulation(physicsClientId=cid)
+            for j in (1, 2, 3):
+                quat = module.getJointStateMultiDof(uid, j, physicsClientId=cid)[0]
+                assert same_rotation(quat, [0, 0, 0, 1], 2e-3), (module.__name__, j, quat)
+            module.setJointMotorControlMultiDof(uid, 3, pb.POSITION_CONTROL,
+                                                targetPosition=target, force=[200] * 3,
+                                                physicsClientId=cid)
+            for _ in range(240):
+                module.stepSimulation(physicsClientId=cid)
+            quat = module.getJointStateMultiDof(uid, 3, physicsClientId=cid)[0]
+            assert same_rotation(quat, target, 0.01), (module.__name__, quat)
+            module.setJointMotorControlMultiDof(uid, 3, pb.POSITION_CONTROL,
+                                                targetPosition=[0, 0, 0, 1], positionGain=0,
+                                                velocityGain=1, force=[0, 0, 0],
+                                                physicsClientId=cid)
+            for _ in range(120):
+                module.stepSimulation(physicsClientId=cid)
+            quat = module.getJointStateMultiDof(uid, 3, physicsClientId=cid)[0]
+            assert not same_rotation(quat, target, 0.05), (module.__name__, quat)
+
+
+def test_joint_reaction_forces_equal_pybullets_on_a_pendulum(pendulum_file):
+    # held horizontal by the default motor, turned 90 deg, hanging, falling from horizontal:
+    # (Fx, Fy, Fz, Mx, My, Mz) in the child's axes as PyBullet reports them
+    with ours() as a, reference() as b:
+        readings = []
+        for module, cid in ((p, a), (pb, b)):
+            module.setGravity(0, 0, -10, physicsClientId=cid)
+            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, flags=FROM_FILE,
+                        physicsClientId=cid)
+            assert module.getJointState(uid, 0, physicsClientId=cid)[2] == (0.0,) * 6
+            module.enableJointForceTorqueSensor(uid, 0, 1, physicsClientId=cid)
+            run = []
+            for _ in range(10):
+                module.stepSimulation(physicsClientId=cid)
+            run.append(module.getJointState(uid, 0, physicsClientId=cid)[2])
+            module.resetBasePositionAndOrientation(uid, [0, 0, 0], [0, 0, 0.7071068, 0.7071068],
+                                                   physicsClientId=cid)
+            for _ in range(10):
+                module.stepSimulation(physicsClientId=cid)
+            run.append(module.getJointState(uid, 0, physicsClientId=cid)[2])
+            module.setJointMotorControl2(uid, 0, pb.VELOCITY_CONTROL, force=0, physicsClientId=cid)
+            module.resetBasePositionAndOrientation(uid, [0, 0, 0], [0, 0, 0, 1],
+                                                   physicsClientId=cid)
+            for angle in (math.pi / 2, 0.0):
+                module.resetJointState(uid, 0, angle, physicsClientId=cid)
+                module.stepSimulation(physicsClientId=cid)
+                run.append(module.getJointState(uid, 0, physicsClientId=cid)[2])
+            readings.append(run)
+        for mine, theirs in zip(*readings):
+            # (ours: the centripetal force of the step's end speed, 2e-3 N, Bullet's: none)
+            assert np.allclose(mine, theirs, atol=3e-3), (mine, theirs)
+        assert readings[0][0][2] == pytest.approx(10.0, rel=1e-3)      # the weight, m g
+
+
+def test_r2d2_driving_its_wheels_follows_pybullet_with_the_files_inertia():
+    # wheels under VELOCITY_CONTROL (saturated at first, then at speed), contacts with the
+    # plane, the chassis pitching from the wheels' reaction: the same trajectory as PyBullet's
+    # within 3 cm and 0.03 (quaternion) after 0.5 s, with the inertia of the file in both
+    with ours() as a, reference() as b:
+        results = []
+        for module, cid in ((p, a), (pb, b)):
+            module.setGravity(0, 0, -10, physicsClientId=cid)
+            quiet(module.loadURDF, "plane.urdf", physicsClientId=cid)
+            uid = quiet(module.loadURDF, "r2d2.urdf", [0, 0, 0.5], flags=FROM_FILE,
+                        physicsClientId=cid)
+            for _ in range(240):
+                module.stepSimulation(physicsClientId=cid)
+            for j in (2, 3, 6, 7):
+                module.setJointMotorControl2(uid, j, pb.VELOCITY_CONTROL, targetVelocity=-10,
+                                             force=50, physicsClientId=cid)
+            for _ in range(120):
+                module.stepSimulation(physicsClientId=cid)
+            results.append((module.getBasePositionAndOrientation(uid, physicsClientId=cid),
+                            [module.getJointState(uid, j, physicsClientId=cid)[1]
+                             for j in (2, 3, 6, 7)]))
+        (pose_a, wheels_a), (pose_b, wheels_b) = results
+        assert np.allclose(pose_a[0], pose_b[0], atol=0.03), (pose_a, pose_b)
+        assert same_rotation(pose_a[1], pose_b[1], 0.03), (pose_a, pose_b)
+        assert pose_a[1][0] > 0.15 and pose_b[1][0] > 0.15       # both pitch by > 17 deg
+        assert np.allclose(wheels_a, wheels_b, atol=0.05)
+
+
+def test_forces_on_a_static_base_have_no_effect_as_in_pybullet():
+    with ours() as a, reference() as b:
+        for module, cid in ((p, a), (pb, b)):
+            uid = quiet(module.loadURDF, "kuka_iiwa/model.urdf", physicsClientId=cid)
+            before = module.getBasePositionAndOrientation(uid, physicsClientId=cid)
+            module.applyExternalForce(uid, -1, [100, 0, 0], [0, 0, 0], pb.WORLD_FRAME,
+                                      physicsClientId=cid)
+            module.applyExternalTorque(uid, -1, [0, 0, 100], pb.WORLD_FRAME,
+                                       physicsClientId=cid)
+            module.stepSimulation(physicsClientId=cid)
+            assert module.getBasePositionAndOrientation(uid, physicsClientId=cid) == before
