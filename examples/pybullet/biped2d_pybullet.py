@@ -1,4 +1,9 @@
-import pybullet as p
+# bullet3 examples/pybullet/examples/biped2d_pybullet.py (pybullet 3.2.7 wheel:
+# pybullet_examples/), zlib licence (LICENSE.bullet3). Altered for sim_node, headless: import;
+# GUI -> DIRECT; real-time simulation and sleeps -> one stepSimulation per loop pass, STEPS passes
+# (env PYBULLET_EXAMPLE_STEPS); prints the biped's base and joints at the end (the GUI showed it).
+import os
+import sim_node.pybullet as p
 import pybullet_data
 import os
 import time
@@ -7,7 +12,8 @@ dt = 1e-3
 iters = 2000
 import pybullet_data
 
-physicsClient = p.connect(p.GUI)
+STEPS = int(os.environ.get("PYBULLET_EXAMPLE_STEPS", "1000"))
+physicsClient = p.connect(p.DIRECT)
 p.setAdditionalSearchPath(pybullet_data.getDataPath())
 p.resetSimulation()
 #p.setRealTimeSimulation(True)
@@ -30,10 +36,10 @@ for joint in range(p.getNumJoints(botId)):
 #import ipdb
 #ipdb.set_trace()
 import time
-p.setRealTimeSimulation(1)
-while (1):
-  #p.stepSimulation()
+p.setRealTimeSimulation(0)
+for step in range(STEPS):
+  p.stepSimulation()
   #p.setJointMotorControl2(botId, 1, p.TORQUE_CONTROL, force=1098.0)
   p.setGravity(0, 0, GRAVITY)
-  time.sleep(1 / 240.)
-time.sleep(1000)
+print("base position", list(p.getBasePositionAndOrientation(botId)[0]))
+print("joint positions", [s[0] for s in p.getJointStates(botId, range(p.getNumJoints(botId)))])

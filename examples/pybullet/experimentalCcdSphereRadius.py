@@ -1,8 +1,14 @@
-import pybullet as p
+# bullet3 examples/pybullet/examples/experimentalCcdSphereRadius.py (pybullet 3.2.7 wheel:
+# pybullet_examples/), zlib licence (LICENSE.bullet3). Altered for sim_node, headless: import;
+# GUI -> DIRECT; the loop while connected -> STEPS steps (env PYBULLET_EXAMPLE_STEPS) without
+# sleeps; prints the contact count again at the end and where the spheres came to rest.
+import os
+import sim_node.pybullet as p
 import time
 import pybullet_data
 
-p.connect(p.GUI)
+STEPS = int(os.environ.get("PYBULLET_EXAMPLE_STEPS", "360"))
+p.connect(p.DIRECT)
 p.setAdditionalSearchPath(pybullet_data.getDataPath())
 p.setPhysicsEngineParameter(allowedCcdPenetration=0.0)
 
@@ -50,6 +56,9 @@ p.setGravity(0, 0, -10)
 pts = p.getContactPoints()
 print("num points=", len(pts))
 print(pts)
-while (p.isConnected()):
-  time.sleep(1. / 240.)
+for step in range(STEPS):
   p.stepSimulation()
+pts = p.getContactPoints()
+print("num points=", len(pts))
+heights = [p.getBasePositionAndOrientation(b)[0][2] for b in range(1, p.getNumBodies())]
+print("spheres", len(heights), "lowest z", min(heights), "highest z", max(heights))

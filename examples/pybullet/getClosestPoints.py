@@ -1,8 +1,14 @@
-import pybullet as p
+# bullet3 examples/pybullet/examples/getClosestPoints.py (pybullet 3.2.7 wheel:
+# pybullet_examples/), zlib licence (LICENSE.bullet3). Altered for sim_node, headless: import;
+# GUI -> DIRECT; the loop while connected -> STEPS passes (env PYBULLET_EXAMPLE_STEPS); every
+# 25th pass prints the closest points the GUI drew as a line (the original's print, uncommented).
+import os
+import sim_node.pybullet as p
 import time
 import pybullet_data
 
-p.connect(p.GUI)
+STEPS = int(os.environ.get("PYBULLET_EXAMPLE_STEPS", "200"))
+p.connect(p.DIRECT)
 p.setAdditionalSearchPath(pybullet_data.getDataPath())
 useCollisionShapeQuery = True
 p.configureDebugVisualizer(p.COV_ENABLE_GUI, 0)
@@ -29,7 +35,7 @@ lineId = p.addUserDebugLine(lineFromXYZ=[0, 0, 0],
 pitch = 0
 yaw = 0
 
-while (p.isConnected()):
+for step in range(STEPS):
   pitch += 0.01
   if (pitch >= 3.1415 * 2.):
     pitch = 0
@@ -57,7 +63,8 @@ while (p.isConnected()):
   if len(pts) > 0:
     #print(pts)
     distance = pts[0][8]
-    #print("distance=",distance)
+    if step % 25 == 0:
+      print("distance=", distance, "ptA=", list(pts[0][5]), "ptB=", list(pts[0][6]))
     ptA = pts[0][5]
     ptB = pts[0][6]
     p.addUserDebugLine(lineFromXYZ=ptA,
@@ -67,6 +74,8 @@ while (p.isConnected()):
                        lifeTime=0,
                        replaceItemUniqueId=lineId)
   #time.sleep(1./240.)
+pts = p.getClosestPoints(bodyA=obA, bodyB=obB, distance=100)
+print("bodies: distance=", pts[0][8], "ptA=", list(pts[0][5]), "ptB=", list(pts[0][6]))
 
 #removeCollisionShape is optional:
 #only use removeCollisionShape if the collision shape is not used to create a body

@@ -1,7 +1,14 @@
-import pybullet as bullet
+# bullet3 examples/pybullet/examples/inverse_dynamics.py (pybullet 3.2.7 wheel:
+# pybullet_examples/), zlib licence (LICENSE.bullet3). Altered for sim_node, headless: import;
+# GUI -> DIRECT; plot = False and the final endless stepping loop dropped; the trajectory is cut
+# to STEPS steps (env PYBULLET_EXAMPLE_STEPS; the original ran 10000 = 1 s) and its tracking
+# error (what the plot showed) printed.
+import os
+import sim_node.pybullet as bullet
 import pybullet_data as pd
 
-plot = True
+plot = False
+STEPS = int(os.environ.get("PYBULLET_EXAMPLE_STEPS", "2000"))
 import time
 
 if (plot):
@@ -15,7 +22,7 @@ robot_orientation = [0., 0., 0., 1.]
 delta_t = 0.0001
 
 # Initialize Bullet Simulator
-id_simulator = bullet.connect(bullet.GUI)  # or bullet.DIRECT for non-graphical version
+id_simulator = bullet.connect(bullet.DIRECT)  # or bullet.DIRECT for non-graphical version
 bullet.setTimeStep(delta_t)
 bullet.setAdditionalSearchPath(pd.getDataPath())
 
@@ -54,7 +61,7 @@ bullet.setJointMotorControlArray(id_robot,
 start = 0.0
 end = 1.0
 
-steps = int((end - start) / delta_t)
+steps = min(int((end - start) / delta_t), STEPS)
 t = [0] * steps
 q_pos_desired = [[0.] * steps, [0.] * steps]
 q_vel_desired = [[0.] * steps, [0.] * steps]
@@ -162,6 +169,7 @@ if plot:
 
   plt.pause(0.01)
 
-while (1):
-  bullet.stepSimulation()
-  time.sleep(0.01)
+for j in range(2):
+  print("joint", j, "final q", q_pos[j][-1], "desired", q_pos_desired[j][-1])
+  print("joint", j, "max |q - desired|", max(abs(a - b) for a, b in zip(q_pos[j], q_pos_desired[j])))
+  print("joint", j, "final torque", q_tor[j][-1])

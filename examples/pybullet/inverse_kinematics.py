@@ -1,13 +1,17 @@
-import pybullet as p
+# bullet3 examples/pybullet/examples/inverse_kinematics.py (pybullet 3.2.7 wheel:
+# pybullet_examples/), zlib licence (LICENSE.bullet3). Altered for sim_node, headless: import;
+# SHARED_MEMORY/GUI -> DIRECT; the endless loop -> STEPS passes (env PYBULLET_EXAMPLE_STEPS);
+# every 100th pass prints the target and the end effector's position (the GUI drew both as
+# trails), and the last pass the IK solution and where it puts the end effector.
+import os
+import sim_node.pybullet as p
 import time
 import math
 from datetime import datetime
 import pybullet_data
 
-clid = p.connect(p.SHARED_MEMORY)
-if (clid < 0):
-  p.connect(p.GUI)
-  #p.connect(p.SHARED_MEMORY_GUI)
+STEPS = int(os.environ.get("PYBULLET_EXAMPLE_STEPS", "400"))
+clid = p.connect(p.DIRECT)
 
 p.setAdditionalSearchPath(pybullet_data.getDataPath())
 
@@ -52,7 +56,7 @@ p.setRealTimeSimulation(useRealTimeSimulation)
 trailDuration = 15
 
 i=0
-while 1:
+for step in range(STEPS):
   i+=1
   #p.getCameraImage(320,
   #                 200,
@@ -122,4 +126,11 @@ while 1:
   prevPose = pos
   prevPose1 = ls[4]
   hasPrevPose = 1
+  if step % 100 == 99:
+    print("target", pos, "end effector", list(ls[4]))
+print("ik solution", list(jointPoses))
+for i in range(numJoints):
+  p.resetJointState(kukaId, i, jointPoses[i])
+ls = p.getLinkState(kukaId, kukaEndEffectorIndex)
+print("ik end effector", list(ls[4]), "orientation", list(ls[5]))
 p.disconnect()

@@ -1,15 +1,19 @@
-import pybullet as p
+# bullet3 examples/pybullet/examples/inverse_kinematics_husky_kuka.py (pybullet 3.2.7 wheel:
+# pybullet_examples/), zlib licence (LICENSE.bullet3). Altered for sim_node, headless: import;
+# SHARED_MEMORY/GUI -> DIRECT; useRealTimeSimulation = 0 (so the loop steps and its clock t
+# advances 0.001 per pass instead of reading the wall clock); the endless loop -> STEPS passes
+# (env PYBULLET_EXAMPLE_STEPS; a DIRECT client has no keyboard: the husky's wheels stay at 0);
+# prints the target, the end effector and the husky's and kuka's bases at the end.
+import os
+import sim_node.pybullet as p
 import time
 import math
 from datetime import datetime
 from datetime import datetime
 import pybullet_data
 
-clid = p.connect(p.SHARED_MEMORY)
-
-
-if (clid < 0):
-  p.connect(p.GUI)
+STEPS = int(os.environ.get("PYBULLET_EXAMPLE_STEPS", "240"))
+clid = p.connect(p.DIRECT)
 
 p.setPhysicsEngineParameter(enableConeFriction=0)
 
@@ -68,7 +72,7 @@ useOrientation = 0
 #If we set useSimulation=0, it sets the arm pose to be the IK result directly without using dynamic control.
 #This can be used to test the IK result accuracy.
 useSimulation = 1
-useRealTimeSimulation = 1
+useRealTimeSimulation = 0
 p.setRealTimeSimulation(useRealTimeSimulation)
 #trailDuration is duration (in seconds) after debug lines will be removed automatically
 #use 0 for no-removal
@@ -104,7 +108,7 @@ wheels = [2, 3, 4, 5]
 wheelVelocities = [0, 0, 0, 0]
 wheelDeltasTurn = [1, -1, 1, -1]
 wheelDeltasFwd = [1, 1, 1, 1]
-while 1:
+for step in range(STEPS):
   keys = p.getKeyboardEvents()
   shift = 0.01
   wheelVelocities = [0, 0, 0, 0]
@@ -200,3 +204,7 @@ while 1:
   prevPose = pos
   prevPose1 = ls[4]
   hasPrevPose = 1
+print("target", pos, "end effector", list(ls[4]))
+print("husky base", list(p.getBasePositionAndOrientation(husky)[0]))
+print("kuka base", list(p.getBasePositionAndOrientation(kukaId)[0]))
+print("constraint", cid, "info", p.getConstraintInfo(cid)[:5])

@@ -1,4 +1,7 @@
-import pybullet as p
+# bullet3 examples/pybullet/examples/jacobian.py (pybullet 3.2.7 wheel: pybullet_examples/),
+# zlib licence (LICENSE.bullet3). Altered for sim_node: import; SHARED_MEMORY -> DIRECT (it was
+# headless already).
+import sim_node.pybullet as p
 import pybullet_data
 
 
@@ -49,9 +52,7 @@ def multiplyJacobian(robot, jacobian, vector):
   return result
 
 
-clid = p.connect(p.SHARED_MEMORY)
-if (clid < 0):
-  p.connect(p.DIRECT)
+clid = p.connect(p.DIRECT)
 
 p.setAdditionalSearchPath(pybullet_data.getDataPath())
 

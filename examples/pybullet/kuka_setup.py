@@ -1,12 +1,16 @@
-import pybullet as p
+# bullet3 examples/pybullet/gym/pybullet_envs/examples/kuka_setup.py (pybullet 3.2.7 wheel:
+# pybullet_envs/examples/), zlib licence (LICENSE.bullet3). Altered for sim_node, headless:
+# import; SHARED_MEMORY/GUI -> DIRECT; the 60 s of real-time simulation -> STEPS stepSimulation
+# calls (env PYBULLET_EXAMPLE_STEPS); prints the bodies and where they are at the end.
+import os
+import sim_node.pybullet as p
 import time
 
 import pybullet_data
 
 #cid = p.connect(p.UDP,"192.168.86.100")
-cid = p.connect(p.SHARED_MEMORY)
-if (cid < 0):
-  p.connect(p.GUI)
+STEPS = int(os.environ.get("PYBULLET_EXAMPLE_STEPS", "240"))
+cid = p.connect(p.DIRECT)
 p.setAdditionalSearchPath(pybullet_data.getDataPath())
 p.resetSimulation()
 
@@ -158,12 +162,13 @@ for jointIndex in range(p.getNumJoints(ob)):
 p.setGravity(0.000000, 0.000000, 0.000000)
 p.setGravity(0, 0, -10)
 
-p.setRealTimeSimulation(1)
-ref_time = time.time()
-
-running_time = 60  # seconds
-while (time.time() < ref_time + running_time):
+p.setRealTimeSimulation(0)
+for step in range(STEPS):
   p.setGravity(0, 0, -10)
-  #p.stepSimulation()
+  p.stepSimulation()
+
+print("bodies", p.getNumBodies(), "constraints", p.getNumConstraints())
+for uid in range(p.getNumBodies()):
+  print(uid, p.getBodyInfo(uid), p.getNumJoints(uid), list(p.getBasePositionAndOrientation(uid)[0]))
 
 p.disconnect()

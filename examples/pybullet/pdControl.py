@@ -1,4 +1,11 @@
-import pybullet as p
+# bullet3 examples/pybullet/examples/pdControl.py (pybullet 3.2.7 wheel: pybullet_examples/),
+# zlib licence (LICENSE.bullet3); uses pdControllerExplicit.py and pdControllerStable.py beside
+# it (unaltered). Altered for sim_node, headless: import; GUI -> DIRECT (a DIRECT client has no
+# sliders: each keeps its default, sliders["...Id"] replaces readUserDebugParameter); the loop
+# while connected -> STEPS passes (env PYBULLET_EXAMPLE_STEPS) without sleeps;
+# prints the four cartpoles' joints at the end (the GUI showed them).
+import os
+import sim_node.pybullet as p
 from pdControllerExplicit import PDControllerExplicitMultiDof
 from pdControllerExplicit import PDControllerExplicit
 from pdControllerStable import PDControllerStable
@@ -8,7 +15,8 @@ import time
 useMaximalCoordinates = False
 import pybullet_data
 
-p.connect(p.GUI)
+STEPS = int(os.environ.get("PYBULLET_EXAMPLE_STEPS", "200"))
+p.connect(p.DIRECT)
 p.setAdditionalSearchPath(pybullet_data.getDataPath())
 pole = p.loadURDF("cartpole.urdf", [0, 0, 0], useMaximalCoordinates=useMaximalCoordinates)
 pole2 = p.loadURDF("cartpole.urdf", [0, 1, 0], useMaximalCoordinates=useMaximalCoordinates)
@@ -27,12 +35,19 @@ for i in range(p.getNumJoints(pole2)):
 
   #print("joint",i,"=",p.getJointInfo(pole2,i))
 
+sliders = {}
 timeStepId = p.addUserDebugParameter("timeStep", 0.001, 0.1, 0.01)
+sliders["timeStepId"] = 0.01
 desiredPosCartId = p.addUserDebugParameter("desiredPosCart", -10, 10, 2)
+sliders["desiredPosCartId"] = 2
 desiredVelCartId = p.addUserDebugParameter("desiredVelCart", -10, 10, 0)
+sliders["desiredVelCartId"] = 0
 kpCartId = p.addUserDebugParameter("kpCart", 0, 500, 1300)
+sliders["kpCartId"] = 1300
 kdCartId = p.addUserDebugParameter("kdCart", 0, 300, 150)
+sliders["kdCartId"] = 150
 maxForceCartId = p.addUserDebugParameter("maxForceCart", 0, 5000, 1000)
+sliders["maxForceCartId"] = 1000
 
 textColor = [1, 1, 1]
 shift = 0.05
@@ -54,10 +69,15 @@ p.addUserDebugText("position constraint", [shift, 0, -.1],
                    parentLinkIndex=1)
 
 desiredPosPoleId = p.addUserDebugParameter("desiredPosPole", -10, 10, 0)
+sliders["desiredPosPoleId"] = 0
 desiredVelPoleId = p.addUserDebugParameter("desiredVelPole", -10, 10, 0)
+sliders["desiredVelPoleId"] = 0
 kpPoleId = p.addUserDebugParameter("kpPole", 0, 500, 1200)
+sliders["kpPoleId"] = 1200
 kdPoleId = p.addUserDebugParameter("kdPole", 0, 300, 100)
+sliders["kdPoleId"] = 100
 maxForcePoleId = p.addUserDebugParameter("maxForcePole", 0, 5000, 1000)
+sliders["maxForcePoleId"] = 1000
 
 pd = p.loadPlugin("pdControlPlugin")
 
@@ -69,22 +89,22 @@ p.setRealTimeSimulation(useRealTimeSim)
 
 timeStep = 0.001
 
-while p.isConnected():
+for step in range(STEPS):
   #p.getCameraImage(320,200)
-  timeStep = p.readUserDebugParameter(timeStepId)
+  timeStep = sliders["timeStepId"]
   p.setTimeStep(timeStep)
 
-  desiredPosCart = p.readUserDebugParameter(desiredPosCartId)
-  desiredVelCart = p.readUserDebugParameter(desiredVelCartId)
-  kpCart = p.readUserDebugParameter(kpCartId)
-  kdCart = p.readUserDebugParameter(kdCartId)
-  maxForceCart = p.readUserDebugParameter(maxForceCartId)
+  desiredPosCart = sliders["desiredPosCartId"]
+  desiredVelCart = sliders["desiredVelCartId"]
+  kpCart = sliders["kpCartId"]
+  kdCart = sliders["kdCartId"]
+  maxForceCart = sliders["maxForceCartId"]
 
-  desiredPosPole = p.readUserDebugParameter(desiredPosPoleId)
-  desiredVelPole = p.readUserDebugParameter(desiredVelPoleId)
-  kpPole = p.readUserDebugParameter(kpPoleId)
-  kdPole = p.readUserDebugParameter(kdPoleId)
-  maxForcePole = p.readUserDebugParameter(maxForcePoleId)
+  desiredPosPole = sliders["desiredPosPoleId"]
+  desiredVelPole = sliders["desiredVelPoleId"]
+  kpPole = sliders["kpPoleId"]
+  kdPole = sliders["kdPoleId"]
+  maxForcePole = sliders["maxForcePoleId"]
 
   basePos, baseOrn = p.getBasePositionAndOrientation(pole)
 
@@ -149,4 +169,6 @@ while p.isConnected():
 
   if (not useRealTimeSim):
     p.stepSimulation()
-    time.sleep(timeStep)
+for name, pole_id in (("explicit PD", pole), ("explicit PD plugin", pole2),
+                      ("position constraint", pole3), ("stablePD", pole4)):
+  print(name, "joint positions", [s[0] for s in p.getJointStates(pole_id, [0, 1])])

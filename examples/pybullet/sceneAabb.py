@@ -1,10 +1,16 @@
-import pybullet as p
+# bullet3 examples/pybullet/examples/sceneAabb.py (pybullet 3.2.7 wheel: pybullet_examples/),
+# zlib licence (LICENSE.bullet3). Altered for sim_node, headless: import; GUI -> DIRECT; the
+# endless stepping loop -> STEPS steps (env PYBULLET_EXAMPLE_STEPS) without sleeps, after which
+# the scene's AABB is printed again (the sphere has fallen onto the plane).
+import os
+import sim_node.pybullet as p
 import time
 import numpy as np
 
 import pybullet_data
 
-p.connect(p.GUI)
+STEPS = int(os.environ.get("PYBULLET_EXAMPLE_STEPS", "480"))
+p.connect(p.DIRECT)
 p.setAdditionalSearchPath(pybullet_data.getDataPath())
 p.loadURDF("plane.urdf")
 p.loadURDF("sphere2.urdf",[0,0,2])
@@ -36,7 +42,7 @@ def getSceneAABB():
  
 getSceneAABB()
 
-while (1):
+for step in range(STEPS):
   p.stepSimulation()
-  time.sleep(dt)
 
+print("sphere aabb", p.getAABB(1))

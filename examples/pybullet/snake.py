@@ -1,4 +1,9 @@
-import pybullet as p
+# bullet3 examples/pybullet/examples/snake.py (pybullet 3.2.7 wheel: pybullet_examples/),
+# zlib licence (LICENSE.bullet3). Altered for sim_node, headless: import; GUI -> DIRECT; the
+# endless loop -> STEPS passes (env PYBULLET_EXAMPLE_STEPS) without sleeps (a DIRECT client has no
+# keyboard: no steering); prints where the snake's head went (the GUI showed it crawl).
+import os
+import sim_node.pybullet as p
 import time
 import math
 
@@ -6,7 +11,8 @@ import math
 # Thanks to Michael Ewert!
 import pybullet_data
 
-p.connect(p.GUI)
+STEPS = int(os.environ.get("PYBULLET_EXAMPLE_STEPS", "480"))
+p.connect(p.DIRECT)
 p.setAdditionalSearchPath(pybullet_data.getDataPath())
 plane = p.createCollisionShape(p.GEOM_PLANE)
 
@@ -86,7 +92,7 @@ m_steering = 0.0
 m_segmentLength = sphereRadius * 2.0
 forward = 0
 
-while (1):
+for step in range(STEPS):
   keys = p.getKeyboardEvents()
   for k, v in keys.items():
 
@@ -140,5 +146,5 @@ while (1):
   #wave keeps track of where the wave is in time
   m_waveFront += dt / m_wavePeriod * m_waveLength
   p.stepSimulation()
-
-  time.sleep(dt)
+print("head position", list(p.getBasePositionAndOrientation(sphereUid)[0]))
+print("joints", p.getNumJoints(sphereUid))

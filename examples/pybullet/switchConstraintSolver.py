@@ -1,8 +1,14 @@
-import pybullet as p
+# bullet3 examples/pybullet/examples/switchConstraintSolver.py (pybullet 3.2.7 wheel:
+# pybullet_examples/), zlib licence (LICENSE.bullet3). Altered for sim_node, headless: import;
+# GUI -> DIRECT; the endless stepping loop -> STEPS steps (env PYBULLET_EXAMPLE_STEPS) without
+# sleeps; prints the stack of cubes at the end (the GUI showed it).
+import os
+import sim_node.pybullet as p
 import time
 import pybullet_data
 
-p.connect(p.GUI)
+STEPS = int(os.environ.get("PYBULLET_EXAMPLE_STEPS", "480"))
+p.connect(p.DIRECT)
 p.setAdditionalSearchPath(pybullet_data.getDataPath())
 #p.setPhysicsEngineParameter(constraintSolverType=p.CONSTRAINT_SOLVER_LCP_PGS, globalCFM = 0.0001)
 p.setPhysicsEngineParameter(constraintSolverType=p.CONSTRAINT_SOLVER_LCP_DANTZIG,
@@ -27,6 +33,8 @@ p.changeDynamics(objectId, -1, 100)
 
 timeStep = 1. / 240.
 p.setGravity(0, 0, -10)
-while (p.isConnected()):
+for step in range(STEPS):
   p.stepSimulation()
-  time.sleep(timeStep)
+print("top cube mass", p.getDynamicsInfo(objectId, -1)[0])
+for body in range(1, p.getNumBodies()):
+  print("cube", body, "position", list(p.getBasePositionAndOrientation(body)[0]))

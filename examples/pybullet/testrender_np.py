@@ -1,19 +1,19 @@
 #make sure to compile pybullet with PYBULLET_USE_NUMPY enabled
 #otherwise use testrender.py (slower but compatible without numpy)
 #you can also use GUI mode, for faster OpenGL rendering (instead of TinyRender CPU)
+# bullet3 examples/pybullet/examples/testrender_np.py (pybullet 3.2.7 wheel: pybullet_examples/),
+# zlib licence (LICENSE.bullet3). Altered for sim_node, headless: import; the matplotlib window
+# dropped (it showed each image: printed instead as the image's shape, how many pixels see the
+# robot and the nearest depth); the endless loop -> one turn, its first STEPS yaws (env
+# PYBULLET_EXAMPLE_STEPS); the wall-clock timings are still printed.
 
 import numpy as np
-import matplotlib.pyplot as plt
-import pybullet
+import os
+import sim_node.pybullet as pybullet
 import time
 import pybullet_data
 
-plt.ion()
-
-img = np.random.rand(200, 320)
-#img = [tandard_normal((50,100))
-image = plt.imshow(img, interpolation='none', animated=True, label="blah")
-ax = plt.gca()
+STEPS = int(os.environ.get("PYBULLET_EXAMPLE_STEPS", "6"))
 
 #pybullet.connect(pybullet.GUI)
 pybullet.connect(pybullet.DIRECT)
@@ -40,8 +40,7 @@ farPlane = 100
 fov = 60
 
 main_start = time.time()
-while (1):
-  for yaw in range(0, 360, 10):
+for yaw in range(0, 360, 10)[:STEPS]:
     pybullet.stepSimulation()
     start = time.time()
 
@@ -72,16 +71,10 @@ while (1):
     np_img_arr = np.reshape(rgb, (h, w, 4))
     np_img_arr = np_img_arr * (1. / 255.)
 
-    #show
-    #plt.imshow(np_img_arr,interpolation='none',extent=(0,1600,0,1200))
-    #image = plt.imshow(np_img_arr,interpolation='none',animated=True,label="blah")
-
-    image.set_data(np_img_arr)
-    ax.plot([0])
-    #plt.draw()
-    #plt.show()
-    plt.pause(0.01)
-    #image.draw()
+    seg = np.reshape(img_arr[4], (h, w))
+    print("yaw", yaw, "view", list(viewMatrix))
+    print("yaw", yaw, "robot pixels", int(np.sum(seg == 1)), "plane pixels", int(np.sum(seg == 0)),
+          "min depth", float(np.min(dep)))
 
 main_stop = time.time()
 
