@@ -1,4 +1,4 @@
-"""Rank PyBullet's functions by how many of bullet3's Python scripts call them (issue 14's "top 60").
+"""Rank PyBullet's functions by how many of bullet3's Python scripts call them (issue 14's top 60).
 
 The corpus is the Python that the pybullet 3.2.7 wheel installs: bullet3's example scripts
 (`pybullet_examples`), its gym environments and their examples (`pybullet_envs`), `pybullet_robots`
