@@ -54,7 +54,7 @@ def seed_functions() -> set:
 def readme_section() -> str:
     """README's "The PyBullet API" section (up to the next level-2 heading)."""
     readme = (REPO / "README.md").read_text()
-    start = readme.index("## The PyBullet API")
+    start = readme.index("## The PyBullet API\n")
     end = readme.find("\n## ", start + 1)
     return readme[start:end if end > 0 else None]
 
@@ -181,6 +181,14 @@ def shared_functions() -> list:
                   and callable(getattr(pb, n)) and callable(getattr(module, n, None)))
 
 
+# Differences of signature the other parts of issue 14 still have, reported to the lead; an
+# entry that no longer fails must be removed (as a strict xfail would)
+KNOWN_GAPS = {
+    "addUserDebugParameter": "rangeMin, rangeMax and startValue are required; PyBullet defaults "
+                             "them (addUserDebugParameter('x') works)",
+}
+
+
 def test_our_functions_take_pybullets_keyword_arguments():
     """For each function both have: pybullet's keyword names (those among the quickstart's and
     the scripts' words, and our own parameter names) are among ours, its required arguments
@@ -190,29 +198,33 @@ def test_our_functions_take_pybullets_keyword_arguments():
     params = {n: inspect.signature(getattr(module, n)).parameters for n in names}
     candidates = candidate_keywords() | {p for ps in params.values() for p in ps}
     theirs = pybullet_signatures(names, candidates)
-    problems = []
+    problems = {}
     for name in names:
+        problems[name] = found = []
         if theirs[name] is None:
-            problems.append(f"{name}: pybullet's arguments could not be probed")
+            found.append("pybullet's arguments could not be probed")
             continue
         required, keywords = theirs[name]
         ps = params[name]
         if any(p.kind is p.VAR_KEYWORD for p in ps.values()):
-            problems.append(f"{name}: takes **kwargs (PyBullet's names must be spelled out)")
+            found.append("takes **kwargs (PyBullet's names must be spelled out)")
             continue
         lacking = sorted(keywords - set(ps))
         if lacking:
-            problems.append(f"{name}: lacks pybullet's keyword(s) {lacking}")
+            found.append(f"lacks pybullet's keyword(s) {lacking}")
         positional = [p.name for p in ps.values()
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         if positional[:len(required)] != required:
-            problems.append(f"{name}: positional parameters {positional[:len(required)]} "
-                            f"should start with pybullet's required {required}")
+            found.append(f"positional parameters {positional[:len(required)]} should start "
+                         f"with pybullet's required {required}")
         extra = [p.name for p in ps.values() if p.default is p.empty
                  and p.kind is not p.VAR_POSITIONAL and p.name not in required]
         if extra:
-            problems.append(f"{name}: requires {extra}, which pybullet does not")
-    assert not problems, "\n".join(problems)
+            found.append(f"requires {extra}, which pybullet does not")
+    unexpected = [f"{n}: {'; '.join(f)}" for n, f in problems.items() if f and n not in KNOWN_GAPS]
+    assert not unexpected, "\n".join(unexpected)
+    fixed = sorted(n for n in KNOWN_GAPS if n in problems and not problems[n])
+    assert not fixed, f"fixed: remove {fixed} from KNOWN_GAPS (and README's table notes)"
 
 
 def test_connect_takes_pybullets_arguments():
