@@ -165,12 +165,28 @@ class GenericRobotLogger(_BinaryLog):
         self.object_ids = None if not object_ids else set(object_ids)
         self.max_log_dof = max_log_dof
         self.log_torques = bool(log_flags & C.STATE_LOG_JOINT_TORQUES)
+        self._layouts = {}          # uid -> (Body, degrees of freedom, 1-dof joint indices)
         keys = list(GENERIC_ROBOT_KEYS)
         fmt = GENERIC_ROBOT_FORMAT
         for prefix in ("q", "u") + (("t",) if self.log_torques else ()):
             keys += [f"{prefix}{i}" for i in range(max_log_dof)]
             fmt += "f" * max_log_dof
         super().__init__(handle, keys, fmt)
+
+    def _layout(self, client, uid, bodies):
+        """(degrees of freedom, indices of the revolute and prismatic joints) of a body, kept
+        while the same Body object holds that uid (ids restart after resetSimulation)."""
+        body = client.bodies[uid]
+        cached = self._layouts.get(uid)
+        if cached is None or cached[0] is not body:
+            num_dofs, joints = 0, []
+            for j in range(bodies.getNumJoints(uid, physicsClientId=client.id)):
+                joint_type = bodies.getJointInfo(uid, j, physicsClientId=client.id)[2]
+                num_dofs += _JOINT_DOFS.get(joint_type, 0)
+                if joint_type in (C.JOINT_REVOLUTE, C.JOINT_PRISMATIC):
+                    joints.append(j)
+            cached = self._layouts[uid] = (body, num_dofs, joints)
+        return cached[1], cached[2]
 
     def __call__(self, client) -> None:
         from sim_node.pybullet import bodies
@@ -179,24 +195,17 @@ class GenericRobotLogger(_BinaryLog):
         for uid in list(client.bodies):
             if self.object_ids is not None and uid not in self.object_ids:
                 continue
+            num_dofs, joints = self._layout(client, uid, bodies)
+            if num_dofs > self.max_log_dof or len(joints) != num_dofs:
+                continue        # no room in the record (PyBullet writes a bare alignment word)
             position, orientation = bodies.getBasePositionAndOrientation(uid, physicsClientId=cid)
             linear, angular = bodies.getBaseVelocity(uid, physicsClientId=cid)
-            num_dofs, q, u, t = 0, [], [], []
-            for j in range(bodies.getNumJoints(uid, physicsClientId=cid)):
-                joint_type = bodies.getJointInfo(uid, j, physicsClientId=cid)[2]
-                num_dofs += _JOINT_DOFS.get(joint_type, 0)
-                if joint_type in (C.JOINT_REVOLUTE, C.JOINT_PRISMATIC):
-                    state = bodies.getJointState(uid, j, physicsClientId=cid)
-                    q.append(state[0])
-                    u.append(state[1])
-                    t.append(state[3])
-            if num_dofs > self.max_log_dof or len(q) != num_dofs:
-                continue        # no room in the record (PyBullet writes a bare alignment word)
+            states = bodies.getJointStates(uid, joints, physicsClientId=cid) if joints else ()
             pad = [0.0] * (self.max_log_dof - num_dofs)
             values = [self.step_count, stamp, uid, *position, *orientation, *linear, *angular,
-                      num_dofs, *q, *pad, *u, *pad]
+                      num_dofs, *(s[0] for s in states), *pad, *(s[1] for s in states), *pad]
             if self.log_torques:
-                values += [*t, *pad]
+                values += [*(s[3] for s in states), *pad]
             self.write(values)
         self.end_step()
 

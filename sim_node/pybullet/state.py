@@ -1,2 +1,154 @@
-"""(placeholder: filled by issue 14)"""
-__all__: list = []
+"""saveState / restoreState / removeState in memory, saveBullet to a file of our own.
+
+A saved state is the simulator's complete state (Simulator.getState: time, joint positions and
+velocities, actuators, contact warm starts) and the bodies' motor settings: restoring it makes
+the simulation continue bit for bit as from the moment it was saved. It restores into the
+same bodies only (PyBullet's rule too); a state of other bodies is refused with an error.
+
+saveBullet writes that state to a file in sim_node's own format (NOT Bullet's .bullet format:
+PyBullet cannot read it, nor can we read PyBullet's); restoreState(fileName=...) reads it back
+and refuses any file that is not one.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+
+import numpy as np
+
+from sim_node.pybullet.client import get_client
+from sim_node.pybullet.control import motors
+from sim_node.pybullet.errors import error
+
+__all__ = ["saveState", "restoreState", "removeState", "saveBullet"]
+
+FILE_MAGIC = b"SIM_NODE PYBULLET STATE\n"
+FILE_VERSION = 1
+
+
+class SavedState:
+    """One saveState: which bodies, their motor tables, the simulator's state bytes."""
+
+    def __init__(self, bodies: list, motor_states: dict, sim_state: bytes):
+        self.bodies = bodies            # [(uid, name bytes, num_joints)] in uid order
+        self.motor_states = motor_states  # uid -> Motors.copy_state()
+        self.sim_state = sim_state
+
+
+def _capture(client) -> SavedState:
+    bodies = [(b.uid, b.name, b.num_joints) for b in client.bodies.values()]
+    return SavedState(bodies, {b.uid: motors(b).copy_state() for b in client.bodies.values()},
+                      client.sim.getState())
+
+
+def _restore(client, state: SavedState, where: str):
+    have = [(b.uid, b.name, b.num_joints) for b in client.bodies.values()]
+    if have != state.bodies:
+        raise error(f"restoreState: {where} was saved with bodies "
+                    f"{[u for u, _, _ in state.bodies]}, the client has {[u for u, _, _ in have]}"
+                    " (a state restores into the bodies it was saved with)")
+    try:
+        client.sim.setState(state.sim_state)
+    except ValueError as e:
+        raise error(f"restoreState: {where}: {e}") from None
+    for uid, body in client.bodies.items():
+        motors(body).set_state(state.motor_states[uid])
+
+
+def saveState(physicsClientId=0) -> int:
+    """Save the state in memory; its id (0, 1, ...)."""
+    client = get_client(physicsClientId)
+    sid = client.__dict__.get("_next_state_id", 0)
+    client.states[sid] = _capture(client)
+    client._next_state_id = sid + 1
+    return sid
+
+
+def restoreState(stateId=-1, fileName="", physicsClientId=0):
+    """Restore a saveState id, or a file of saveBullet (fileName)."""
+    client = get_client(physicsClientId)
+    if fileName:
+        _restore(client, _read_file(fileName), f"'{fileName}'")
+        return
+    try:
+        sid = int(stateId)
+    except (TypeError, ValueError):
+        raise error(f"restoreState: stateId must be an integer, got {stateId!r}") from None
+    if sid not in client.states:
+        raise error(f"restoreState: no saved state {sid} (saved: {sorted(client.states)}); "
+                    "give a stateId of saveState or a fileName of saveBullet")
+    _restore(client, client.states[sid], f"state {sid}")
+
+
+def removeState(stateUniqueId, physicsClientId=0):
+    client = get_client(physicsClientId)
+    try:
+        sid = int(stateUniqueId)
+    except (TypeError, ValueError):
+        raise error(f"removeState: stateUniqueId must be an integer, got "
+                    f"{stateUniqueId!r}") from None
+    if sid not in client.states:
+        raise error(f"removeState: no saved state {sid} (saved: {sorted(client.states)})")
+    del client.states[sid]
+
+
+def saveBullet(bulletFileName, physicsClientId=0):
+    """Write the state to a file in sim_node's format (module docstring)."""
+    client = get_client(physicsClientId)
+    state = _capture(client)
+    header = {"version": FILE_VERSION,
+              "bodies": [[uid, name.decode("latin-1"), n] for uid, name, n in state.bodies],
+              "motors": {str(uid): _jsonable(s) for uid, s in state.motor_states.items()}}
+    text = json.dumps(header).encode()
+    try:
+        with open(os.fspath(bulletFileName), "wb") as f:
+            f.write(FILE_MAGIC + struct.pack("<Q", len(text)) + text + state.sim_state)
+    except (OSError, TypeError) as e:
+        raise error(f"saveBullet: cannot write '{bulletFileName}': {e}") from None
+
+
+def _jsonable(motor_state: dict) -> dict:
+    out = {}
+    for k, v in motor_state.items():
+        if isinstance(v, np.ndarray):
+            out[k] = {"dtype": str(v.dtype), "values": v.tolist()}
+        else:
+            out[k] = {"dict": [[int(j), list(x) if isinstance(x, tuple) else x]
+                               for j, x in v.items()]}
+    return out
+
+
+def _from_json(data: dict) -> dict:
+    out = {}
+    for k, v in data.items():
+        if "values" in v:
+            out[k] = np.array(v["values"], dtype=v["dtype"])
+        else:
+            out[k] = {int(j): tuple(x) if isinstance(x, list) else x for j, x in v["dict"]}
+    return out
+
+
+def _read_file(file_name) -> SavedState:
+    try:
+        with open(os.fspath(file_name), "rb") as f:
+            data = f.read()
+    except (OSError, TypeError) as e:
+        raise error(f"restoreState: cannot read '{file_name}': {e}") from None
+    if not data.startswith(FILE_MAGIC):
+        raise error(f"restoreState: '{file_name}' is not a state file of sim_node's saveBullet "
+                    "(Bullet's own .bullet files cannot be read by sim_node)")
+    try:
+        start = len(FILE_MAGIC)
+        (size,) = struct.unpack_from("<Q", data, start)
+        header = json.loads(data[start + 8:start + 8 + size].decode())
+        if header.get("version") != FILE_VERSION:
+            raise ValueError(f"version {header.get('version')!r}, expected {FILE_VERSION}")
+        bodies = [(int(uid), name.encode("latin-1"), int(n)) for uid, name, n in header["bodies"]]
+        motor_states = {int(uid): _from_json(s) for uid, s in header["motors"].items()}
+        sim_state = data[start + 8 + size:]
+    except (struct.error, UnicodeError, ValueError, KeyError, TypeError, AttributeError,
+            RecursionError) as e:
+        raise error(f"restoreState: '{file_name}' is a damaged sim_node state file ({e})") \
+            from None
+    return SavedState(bodies, motor_states, sim_state)

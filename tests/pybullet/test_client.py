@@ -1,0 +1,79 @@
+"""The client interface the other modules of sim_node.pybullet build on (issue14_api.md)."""
+import numpy as np
+import pybullet as pb
+import pytest
+from core_reference import ours, quiet, reference
+
+import sim_node.pybullet as p
+from sim_node.pybullet.client import get_client
+
+
+def test_get_client_names_the_missing_id():
+    with pytest.raises(p.error, match=r"not connected to a physics server \(physicsClientId=5\)"):
+        get_client(5)
+
+
+def test_client_starts_with_pybullets_defaults():
+    with ours() as a:
+        client = get_client(a)
+        assert client.id == a and client.mode == pb.DIRECT
+        assert client.gravity == (0.0, 0.0, 0.0)
+        assert client.time_step == 1 / 240
+        assert client.bodies == {} and client.viewer is None
+        assert np.array_equal(client.sim.getGravity(), [0, 0, 0])
+
+
+def test_body_maps_pybullet_indices_onto_the_robot():
+    with ours() as a, reference() as b:
+        uid = quiet(p.loadURDF, "r2d2.urdf", physicsClientId=a)
+        ub = quiet(pb.loadURDF, "r2d2.urdf", physicsClientId=b)
+        body = get_client(a).body(uid)
+        assert body.uid == uid and body.num_joints == 15
+        assert body.name == b"physics" and body.base_name == b"base_link"
+        assert body.link(-1).getName() == "base_link"
+        for j in range(body.num_joints):
+            assert body.link(j).getName().encode() == pb.getJointInfo(ub, j, physicsClientId=b)[12]
+        # joint coordinates: the floating base's 7 / 6 first, as PyBullet's qIndex / uIndex
+        for j in range(body.num_joints):
+            qs, vs = body.joint_coords(j)
+            info = pb.getJointInfo(ub, j, physicsClientId=b)
+            if info[3] < 0:
+                assert qs.stop == qs.start and vs.stop == vs.start
+            else:
+                assert (qs.start, vs.start) == (info[3], info[4])
+        with pytest.raises(p.error, match="jointIndex 15 out of range"):
+            body.check_joint(15, "f")
+
+
+def test_locate_inverts_world_id_after_rebuilds():
+    with ours() as a:
+        client = get_client(a)
+        first = quiet(p.loadURDF, "r2d2.urdf", physicsClientId=a)
+        second = quiet(p.loadURDF, "kuka_iiwa/model.urdf", physicsClientId=a)
+        p.removeBody(first, physicsClientId=a)
+        third = quiet(p.loadURDF, "sphere2.urdf", physicsClientId=a)
+        for uid in (second, third):
+            body = client.body(uid)
+            for link in range(-1, body.num_joints):
+                assert client.locate(body.world_id(link)) == (uid, link)
+        assert client.locate(10 ** 6) == (-1, -1)
+
+
+def test_hooks_and_rebuild_callbacks_run_in_order():
+    with ours() as a:
+        client = get_client(a)
+        calls = []
+        client.pre_step.append(lambda c: calls.append(("pre", c.sim.getTime())))
+        client.post_step.append(lambda c: calls.append(("post", c.sim.getTime())))
+        client.on_rebuild(lambda c: calls.append(("rebuild", len(c.bodies))))
+        quiet(p.loadURDF, "sphere2.urdf", physicsClientId=a)
+        p.stepSimulation(physicsClientId=a)
+        assert calls == [("rebuild", 1), ("pre", 0.0), ("post", pytest.approx(1 / 240))]
+
+
+def test_bodies_with_the_same_urdf_name_coexist():
+    with ours() as a:
+        ids = [quiet(p.loadURDF, "r2d2.urdf", [i, 0, 1], physicsClientId=a) for i in range(3)]
+        assert [p.getBodyInfo(u, physicsClientId=a)[1] for u in ids] == [b"physics"] * 3
+        names = {get_client(a).body(u).entity.getName() for u in ids}
+        assert len(names) == 3

@@ -1,0 +1,269 @@
+"""Joint motors, external forces, dynamics info: closed forms and the real PyBullet."""
+import math
+
+import numpy as np
+import pybullet as pb
+import pytest
+from core_reference import ours, quiet, reference
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sim_node.pybullet as p
+
+# a 1 kg point-like mass 1 m from a hinge about y: I = m l^2 + 0.01 = 1.01 kg m^2
+PENDULUM = """<robot name="pendulum">
+  <link name="base"/>
+  <link name="arm">
+    <inertial><origin xyz="1 0 0"/><mass value="1"/>
+      <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="hinge" type="continuous"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 1 0"/></joint>
+</robot>"""
+INERTIA = 1.01
+
+
+@pytest.fixture
+def pendulum_file(tmp_path):
+    path = tmp_path / "pendulum.urdf"
+    path.write_text(PENDULUM)
+    return str(path)
+
+
+def test_torque_control_acts_for_one_step_as_pybullet(pendulum_file):
+    # no gravity, motor off: one step of tau gives dv = tau dt / I, the next step none
+    dt = 1 / 240
+    with ours() as a, reference() as b:
+        results = []
+        for module, cid in ((p, a), (pb, b)):
+            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=cid)
+            module.setJointMotorControl2(uid, 0, pb.VELOCITY_CONTROL, force=0,
+                                         physicsClientId=cid)
+            module.setJointMotorControl2(uid, 0, pb.TORQUE_CONTROL, force=2.0,
+                                         physicsClientId=cid)
+            module.stepSimulation(physicsClientId=cid)
+            v1 = module.getJointState(uid, 0, physicsClientId=cid)[1]
+            module.stepSimulation(physicsClientId=cid)
+            v2 = module.getJointState(uid, 0, physicsClientId=cid)[1]
+            results.append((v1, v2))
+        (v1, v2), (w1, w2) = results
+        assert v1 == pytest.approx(2.0 * dt / INERTIA, rel=1e-12)
+        assert v2 == v1
+        assert (v1, v2) == pytest.approx((w1, w2), rel=1e-6)
+
+
+def test_pendulum_under_gravity_and_torque_control_follows_its_equation(pendulum_file):
+    # I qdd = tau - m g l cos(q) (q about y from horizontal x: gravity -z gives +m g l cos q
+    # about y for the arm at x); semi-implicit Euler of it, step by step
+    dt, g, tau = 1 / 240, 9.81, 3.0
+    with ours() as a:
+        p.setGravity(0, 0, -g, physicsClientId=a)
+        uid = quiet(p.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=a)
+        p.setJointMotorControl2(uid, 0, pb.VELOCITY_CONTROL, force=0, physicsClientId=a)
+        q = v = 0.0
+        for _ in range(120):
+            p.setJointMotorControl2(uid, 0, pb.TORQUE_CONTROL, force=tau, physicsClientId=a)
+            p.stepSimulation(physicsClientId=a)
+            v += dt * (tau + 1.0 * g * 1.0 * math.cos(q)) / INERTIA
+            q += dt * v
+        state = p.getJointState(uid, 0, physicsClientId=a)
+        assert state[0] == pytest.approx(q, abs=1e-9)
+        assert state[1] == pytest.approx(v, abs=1e-9)
+
+
+def test_default_motors_hold_a_robot_and_force_zero_makes_it_limp_as_pybullet():
+    with ours() as a, reference() as b:
+        finals = []
+        for module, cid in ((p, a), (pb, b)):
+            module.setGravity(0, 0, -10, physicsClientId=cid)
+            uid = quiet(module.loadURDF, "kuka_iiwa/model.urdf", physicsClientId=cid)
+            for _ in range(240):
+                module.stepSimulation(physicsClientId=cid)
+            held = [module.getJointState(uid, j, physicsClientId=cid)[0] for j in range(7)]
+            for j in range(7):
+                module.setJointMotorControl2(uid, j, pb.VELOCITY_CONTROL, force=0,
+                                             physicsClientId=cid)
+            for _ in range(240):
+                module.stepSimulation(physicsClientId=cid)
+            limp = [module.getJointState(uid, j, physicsClientId=cid)[0] for j in range(7)]
+            finals.append((held, limp))
+        for held, limp in finals:
+            assert np.abs(held).max() < 2e-3
+            assert np.abs(limp).max() > 0.05
+
+
+def test_default_motor_gives_way_beyond_one_newton_second_per_step(pendulum_file):
+    # Bullet's default motor: at most 1 N s per step, i.e. 240 N m at 1/240 s: a 200 N m load
+    # is held, 300 N m is not (as the real PyBullet)
+    with ours() as a, reference() as b:
+        for g, moves in ((200.0, False), (300.0, True)):
+            for module, cid in ((p, a), (pb, b)):
+                module.resetSimulation(physicsClientId=cid)
+                module.setGravity(0, 0, -g, physicsClientId=cid)
+                uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=cid)
+                for _ in range(60):
+                    module.stepSimulation(physicsClientId=cid)
+                q = module.getJointState(uid, 0, physicsClientId=cid)[0]
+                assert (abs(q) > 0.01) == moves, (module.__name__, g, q)
+
+
+def test_position_control_first_step_and_convergence_follow_pybullets_motor(pendulum_file):
+    # v after a step = positionGain (target - q) / dt (velocityGain 1): 0.1 * 0.5 * 240 = 12
+    with ours() as a, reference() as b:
+        speeds = []
+        for module, cid in ((p, a), (pb, b)):
+            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=cid)
+            module.setJointMotorControl2(uid, 0, pb.POSITION_CONTROL, targetPosition=0.5,
+                                         physicsClientId=cid)
+            module.stepSimulation(physicsClientId=cid)
+            speeds.append(module.getJointState(uid, 0, physicsClientId=cid)[1])
+            for _ in range(239):
+                module.stepSimulation(physicsClientId=cid)
+            assert module.getJointState(uid, 0, physicsClientId=cid)[0] == \
+                pytest.approx(0.5, abs=1e-4)
+        assert speeds[1] == pytest.approx(12.0, rel=1e-6)
+        assert speeds[0] == pytest.approx(12.0, rel=0.02)
+
+
+def test_position_control_brings_a_robot_to_its_targets_under_gravity():
+    targets = [0.3, -0.5, 0.4, -1.2, 0.2, 0.8, -0.3]
+    with ours() as a:
+        p.setGravity(0, 0, -9.81, physicsClientId=a)
+        uid = quiet(p.loadURDF, "kuka_iiwa/model.urdf", physicsClientId=a)
+        p.setJointMotorControlArray(uid, list(range(7)), pb.POSITION_CONTROL,
+                                    targetPositions=targets, forces=[300] * 7,
+                                    physicsClientId=a)
+        for _ in range(480):
+            p.stepSimulation(physicsClientId=a)
+        q = [s[0] for s in p.getJointStates(uid, list(range(7)), physicsClientId=a)]
+        assert np.allclose(q, targets, atol=1e-3)
+
+
+def test_velocity_control_saturates_at_force_as_pybullet(pendulum_file):
+    with ours() as a, reference() as b:
+        for module, cid in ((p, a), (pb, b)):
+            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=cid)
+            module.setJointMotorControl2(uid, 0, pb.VELOCITY_CONTROL, targetVelocity=1.0,
+                                         force=5.0, physicsClientId=cid)
+            module.stepSimulation(physicsClientId=cid)
+            state = module.getJointState(uid, 0, physicsClientId=cid)
+            # a saturated motor: dv = force dt / I, the applied torque is the force
+            assert state[1] == pytest.approx(5.0 / 240 / INERTIA, rel=1e-3)
+            assert state[3] == pytest.approx(5.0, rel=1e-9)
+            for _ in range(100):
+                module.stepSimulation(physicsClientId=cid)
+            assert module.getJointState(uid, 0, physicsClientId=cid)[1] == \
+                pytest.approx(1.0, abs=1e-3)
+
+
+def test_external_force_acts_for_one_step_in_world_and_link_frames():
+    # sphere2.urdf: a free 1-body robot; F dt / m after one step, nothing the next
+    with ours() as a:
+        uid = quiet(p.loadURDF, "sphere2.urdf", [0, 0, 1], [0, 0, 0.7071068, 0.7071068],
+                    physicsClientId=a)
+        mass = p.getDynamicsInfo(uid, -1, physicsClientId=a)[0]
+        com = p.getBasePositionAndOrientation(uid, physicsClientId=a)[0]
+        p.applyExternalForce(uid, -1, [3.0, 0, 0], com, pb.WORLD_FRAME, physicsClientId=a)
+        p.stepSimulation(physicsClientId=a)
+        v1 = p.getBaseVelocity(uid, physicsClientId=a)[0]
+        assert np.allclose(v1, [3.0 / 240 / mass, 0, 0], atol=1e-12)
+        p.stepSimulation(physicsClientId=a)
+        assert np.allclose(p.getBaseVelocity(uid, physicsClientId=a)[0], v1, atol=1e-12)
+        # LINK_FRAME: the base turned 90 deg about z, link x is world y
+        p.resetBaseVelocity(uid, [0, 0, 0], [0, 0, 0], physicsClientId=a)
+        p.applyExternalForce(uid, -1, [3.0, 0, 0], [0, 0, 0], pb.LINK_FRAME, physicsClientId=a)
+        p.stepSimulation(physicsClientId=a)
+        lin, ang = p.getBaseVelocity(uid, physicsClientId=a)
+        assert np.allclose(lin, [0, 3.0 / 240 / mass, 0], atol=1e-9)
+        assert np.allclose(ang, 0, atol=1e-9)
+
+
+def test_external_torque_spins_a_free_body_by_its_inertia():
+    with ours() as a:
+        uid = quiet(p.loadURDF, "sphere2.urdf", [0, 0, 1], physicsClientId=a)
+        inertia = p.getDynamicsInfo(uid, -1, physicsClientId=a)[2]
+        p.applyExternalTorque(uid, -1, [0, 0, 0.5], pb.WORLD_FRAME, physicsClientId=a)
+        p.stepSimulation(physicsClientId=a)
+        assert p.getBaseVelocity(uid, physicsClientId=a)[1][2] == \
+            pytest.approx(0.5 / 240 / inertia[2], rel=1e-9)
+
+
+@pytest.mark.parametrize("robot", ["kuka_iiwa/model.urdf", "r2d2.urdf",
+                                   "laikago/laikago.urdf"])
+def test_dynamics_info_masses_and_inertias_equal_pybullets(robot):
+    with ours() as a, reference() as b:
+        ua = quiet(p.loadURDF, robot, physicsClientId=a)
+        ub = quiet(pb.loadURDF, robot, physicsClientId=b)
+        for link in range(-1, p.getNumJoints(ua, physicsClientId=a)):
+            da = p.getDynamicsInfo(ua, link, physicsClientId=a)
+            db = pb.getDynamicsInfo(ub, link, physicsClientId=b)
+            assert len(da) == len(db) == 12
+            if db[0] == 0 or db[2] == (1.0, 1.0, 1.0):
+                continue    # (massless links and links without <inertial>: Bullet's stand-ins)
+            assert da[0] == db[0], link
+            assert np.allclose(sorted(da[2]), sorted(db[2]), rtol=1e-6), (link, da[2], db[2])
+            assert np.allclose(da[3], db[3], atol=1e-9)
+
+
+def test_change_dynamics_mass_changes_the_response_to_a_force():
+    with ours() as a:
+        uid = quiet(p.loadURDF, "sphere2.urdf", [0, 0, 1], physicsClientId=a)
+        p.changeDynamics(uid, -1, mass=4.0, lateralFriction=0.9, restitution=0.3,
+                         physicsClientId=a)
+        info = p.getDynamicsInfo(uid, -1, physicsClientId=a)
+        assert (info[0], info[1], info[5]) == (4.0, 0.9, 0.3)
+        com = p.getBasePositionAndOrientation(uid, physicsClientId=a)[0]
+        p.applyExternalForce(uid, -1, [0, 8.0, 0], com, pb.WORLD_FRAME, physicsClientId=a)
+        p.stepSimulation(physicsClientId=a)
+        assert p.getBaseVelocity(uid, physicsClientId=a)[0][1] == pytest.approx(8.0 / 240 / 4.0,
+                                                                                  rel=1e-12)
+
+
+_bad = st.one_of(st.just(math.nan), st.just(math.inf), st.just(-1.0), st.just("x"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=st.sampled_from(["mode", "joint", "force", "target", "array", "gain", "dyn"]),
+       bad=_bad)
+def test_hostile_control_arguments_are_refused_and_nothing_changes(pendulum_file, case, bad):
+    with ours() as a:
+        uid = quiet(p.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=a)
+        from sim_node.pybullet.client import get_client
+        from sim_node.pybullet.control import motors
+        body = get_client(a).body(uid)
+        before = motors(body).copy_state()
+        with pytest.raises(p.error):
+            if case == "mode":
+                p.setJointMotorControl2(uid, 0, 17, physicsClientId=a)
+            elif case == "joint":
+                p.setJointMotorControl2(uid, 1, pb.POSITION_CONTROL, physicsClientId=a)
+            elif case == "force":
+                p.setJointMotorControl2(uid, 0, pb.VELOCITY_CONTROL, force=bad,
+                                        physicsClientId=a)
+            elif case == "target":
+                p.setJointMotorControl2(uid, 0, pb.POSITION_CONTROL,
+                                        targetPosition=bad if bad != -1.0 else 1e9,
+                                        physicsClientId=a)
+            elif case == "array":
+                p.setJointMotorControlArray(uid, [0], pb.POSITION_CONTROL,
+                                            targetPositions=[0.1, 0.2], physicsClientId=a)
+            elif case == "gain":
+                p.setJointMotorControl2(uid, 0, pb.POSITION_CONTROL, positionGain=bad,
+                                        physicsClientId=a)
+            else:
+                p.changeDynamics(uid, 0, mass=bad, physicsClientId=a)
+        after = motors(body).copy_state()
+        for key in before:
+            if isinstance(before[key], np.ndarray):
+                assert np.array_equal(before[key], after[key], equal_nan=True), key
+            else:
+                assert before[key] == after[key], key
+        assert p.getDynamicsInfo(uid, 0, physicsClientId=a)[0] == 1.0
+
+
+def test_unsupported_multi_dof_motor_says_so():
+    with ours() as a:
+        uid = quiet(p.loadURDF, "humanoid/humanoid.urdf", physicsClientId=a)
+        with pytest.raises(p.error, match="not supported"):
+            p.setJointMotorControlMultiDof(uid, 1, pb.POSITION_CONTROL,
+                                           targetPosition=[0, 0, 0, 1], physicsClientId=a)

@@ -1,0 +1,140 @@
+"""loadURDF / removeBody against the real PyBullet on pybullet_data's robots."""
+import math
+
+import numpy as np
+import pybullet as pb
+import pytest
+from core_reference import ROBOTS, ours, quiet, reference, same_rotation
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sim_node.pybullet as p
+
+POSE = ([1.0, -2.0, 0.5], [0.1, -0.2, 0.3826834, 0.9238795])
+
+
+def _joint_tables(robot, flags=0, scaling=1.0):
+    with ours() as a, reference() as b:
+        ua = quiet(p.loadURDF, robot, *POSE, flags=flags, globalScaling=scaling,
+                   physicsClientId=a)
+        ub = quiet(pb.loadURDF, robot, *POSE, flags=flags, globalScaling=scaling,
+                   physicsClientId=b)
+        n = p.getNumJoints(ua, physicsClientId=a)
+        assert n == pb.getNumJoints(ub, physicsClientId=b)
+        return ([p.getJointInfo(ua, j, physicsClientId=a) for j in range(n)],
+                [pb.getJointInfo(ub, j, physicsClientId=b) for j in range(n)],
+                p.getBodyInfo(ua, physicsClientId=a), pb.getBodyInfo(ub, physicsClientId=b),
+                p.getBasePositionAndOrientation(ua, physicsClientId=a),
+                pb.getBasePositionAndOrientation(ub, physicsClientId=b))
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_joint_info_equals_pybullets(robot):
+    mine, theirs, info_a, info_b, _, _ = _joint_tables(robot)
+    assert info_a == info_b
+    for a, b in zip(mine, theirs):
+        assert len(a) == 17
+        # index, name, type, qIndex, uIndex, flags, damping, friction, limits, max force and
+        # velocity, link name: equal; parent index equal
+        assert a[:13] == b[:13] and a[16] == b[16], (a, b)
+        assert all(isinstance(x, float) for x in a[6:12])
+        assert np.allclose(a[13], b[13], atol=1e-9), (a[1], a[13], b[13])       # axis
+        assert np.allclose(a[14], b[14], atol=1e-9), (a[1], a[14], b[14])       # parent pos
+        assert same_rotation(a[15], b[15], 1e-9), (a[1], a[15], b[15])          # parent orn
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_base_pose_is_the_base_inertial_frame_as_pybullets(robot):
+    *_, base_a, base_b = _joint_tables(robot)
+    assert np.allclose(base_a[0], base_b[0], atol=1e-9)
+    assert same_rotation(base_a[1], base_b[1], 1e-9)
+
+
+def test_global_scaling_scales_lengths_and_inertia_not_mass_as_bullet():
+    mine, theirs, *_ = _joint_tables("r2d2.urdf", scaling=2.0)
+    for a, b in zip(mine, theirs):
+        assert np.allclose(a[14], b[14], atol=1e-9)
+    with ours() as a, reference() as b:
+        ua = quiet(p.loadURDF, "r2d2.urdf", globalScaling=2.0, physicsClientId=a)
+        ub = quiet(pb.loadURDF, "r2d2.urdf", globalScaling=2.0, physicsClientId=b)
+        for link in range(-1, 3):
+            da = p.getDynamicsInfo(ua, link, physicsClientId=a)
+            db = pb.getDynamicsInfo(ub, link, physicsClientId=b)
+            assert da[0] == db[0]
+            assert np.allclose(da[2], db[2], rtol=1e-9, atol=1e-12)
+            assert np.allclose(da[3], db[3], atol=1e-9)
+
+
+def test_a_massless_base_is_static_and_use_fixed_base_fixes_any_base():
+    with ours() as a:
+        p.setGravity(0, 0, -10, physicsClientId=a)
+        kuka = quiet(p.loadURDF, "kuka_iiwa/model.urdf", physicsClientId=a)   # link_0: 0 kg
+        r2d2 = quiet(p.loadURDF, "r2d2.urdf", [0, 3, 2], useFixedBase=1, physicsClientId=a)
+        free = quiet(p.loadURDF, "r2d2.urdf", [0, -3, 2], physicsClientId=a)
+        before = [p.getBasePositionAndOrientation(u, physicsClientId=a) for u in (kuka, r2d2)]
+        for _ in range(24):
+            p.stepSimulation(physicsClientId=a)
+        after = [p.getBasePositionAndOrientation(u, physicsClientId=a) for u in (kuka, r2d2)]
+        assert after == before
+        assert p.getBasePositionAndOrientation(free, physicsClientId=a)[0][2] < 2 - 0.01
+
+
+def test_remove_body_keeps_the_other_ids_and_never_reuses_one():
+    with ours() as a:
+        ids = [quiet(p.loadURDF, "sphere2.urdf", [i, 0, 0], physicsClientId=a) for i in range(3)]
+        assert ids == [0, 1, 2]
+        p.removeBody(1, physicsClientId=a)
+        assert p.getNumBodies(physicsClientId=a) == 2
+        assert [p.getBodyUniqueId(i, physicsClientId=a) for i in range(2)] == [0, 2]
+        assert quiet(p.loadURDF, "sphere2.urdf", physicsClientId=a) == 3
+        assert p.getBasePositionAndOrientation(2, physicsClientId=a)[0] == (2.0, 0.0, 0.0)
+        with pytest.raises(p.error, match="no body with unique id 1"):
+            p.getBasePositionAndOrientation(1, physicsClientId=a)
+
+
+def test_search_path_resolves_relative_names_as_pybullet_data_usage_needs():
+    import pybullet_data
+    with ours() as a:
+        p.resetSimulation(physicsClientId=a)
+        uid = quiet(p.loadURDF, "plane.urdf", physicsClientId=a)
+        assert p.getBodyInfo(uid, physicsClientId=a) == (b"planeLink", b"plane")
+        path = pybullet_data.getDataPath() + "/plane.urdf"
+        assert quiet(p.loadURDF, path, physicsClientId=a) == uid + 1
+
+
+def test_self_collision_flag_reaches_the_robot():
+    from sim_node.pybullet.client import get_client
+    with ours() as a:
+        on = quiet(p.loadURDF, "r2d2.urdf", flags=pb.URDF_USE_SELF_COLLISION, physicsClientId=a)
+        off = quiet(p.loadURDF, "r2d2.urdf", physicsClientId=a)
+        client = get_client(a)
+        assert client.body(on).entity.settings.self_collision is True
+        assert client.body(off).entity.settings.self_collision is False
+
+
+_finite = st.floats(-10, 10)
+_hostile = st.one_of(st.just(math.nan), st.just(math.inf), st.just(None), st.just("a"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=st.sampled_from(["position", "orientation", "zero", "length", "scaling", "flags"]),
+       bad=_hostile, n=st.integers(0, 6).filter(lambda k: k not in (3, 4)))
+def test_hostile_load_arguments_are_refused_and_nothing_is_added(case, bad, n):
+    kwargs = {}
+    if case == "position":
+        kwargs["basePosition"] = [0.0, bad, 1.0] if bad is not None else [0.0, "x", 1.0]
+    elif case == "orientation":
+        kwargs["baseOrientation"] = [0.0, 0.0, bad, 1.0] if bad is not None else [0, 0, "x", 1]
+    elif case == "zero":
+        kwargs["baseOrientation"] = [0.0, 0.0, 0.0, 0.0]
+    elif case == "length":
+        kwargs["basePosition"] = [0.0] * n
+    elif case == "scaling":
+        kwargs["globalScaling"] = bad if bad is not None else -1.0
+    else:
+        kwargs["flags"] = 0.5
+    with ours() as a:
+        with pytest.raises(p.error, match="loadURDF"):
+            p.loadURDF("r2d2.urdf", physicsClientId=a, **kwargs)
+        assert p.getNumBodies(physicsClientId=a) == 0
+        assert quiet(p.loadURDF, "r2d2.urdf", physicsClientId=a) == 0
