@@ -234,20 +234,13 @@ def _reset_multi(body, indices, values, velocities, fn: str):
         nq, nv = qs.stop - qs.start, vs.stop - vs.start
         if nq == 0:
             continue
-        value = np.atleast_1d(np.asarray(values[n], dtype=float)) if not isinstance(
-            values[n], (str, bytes)) else None
-        if value is None or value.shape != (nq,) or not np.all(np.isfinite(value)):
-            raise error(f"{fn}: joint {j} needs {nq} finite target value(s), got {values[n]!r}")
+        value = finite_vector(values[n], nq, fn, f"targetValue of joint {j}")
         if nq == 4:
             value = unit_quaternion(value, fn, f"targetValue of joint {j}")
         velocity = np.zeros(nv)
-        if velocities is not None and velocities[n] is not None:
-            given = np.atleast_1d(np.asarray(velocities[n], dtype=float))
-            if given.size:
-                if given.shape != (nv,) or not np.all(np.isfinite(given)):
-                    raise error(f"{fn}: joint {j} needs {nv} finite target velocities, got "
-                                f"{velocities[n]!r}")
-                velocity = given
+        if velocities is not None and velocities[n] is not None \
+                and np.size(np.asarray(velocities[n], dtype=object)):
+            velocity = finite_vector(velocities[n], nv, fn, f"targetVelocity of joint {j}")
         if nq == 1:
             _check_joint_values(body, j, value, velocity, fn, scalar=True)
         writes.append((qs, vs, value, velocity))

@@ -177,6 +177,7 @@ class Client:
         self.time_step = DEFAULT_TIME_STEP
         self.num_sub_steps = 0
         self.solver_options: dict = {}      # engine Scene attributes set by the user
+        self.real_time = False              # setRealTimeSimulation (no effect: DIRECT)
         self.reset()
 
     def reset(self):
@@ -224,6 +225,10 @@ class Client:
         uid = self._next_uid
         # getBodyInfo's name: the URDF's <robot name> unless the loader says otherwise
         name = info.pop("name", None) or entity.urdf.name
+        # PyBullet's motors are limited by their `force` only (URDF efforts are reported, not
+        # enforced): the engine's actuators get no effort limit on the actuated DOFs
+        effort = entity.structure.effort_limit
+        effort[effort > 0] = math.inf
         if entity.getName() in {e.getName() for e in _entities(self.world)}:
             # the world wants unique entity names, PyBullet's bodies need not have them
             entity._name = self.world.uniqueName(entity.getName())
@@ -291,11 +296,11 @@ def _as_index(value, function: str, what: str) -> int:
 
 
 # -- inertial frames (Bullet's link frames) -------------------------------------------------
-def inertial_frames(robot: RobotModel) -> list:
+def inertial_frames(robot: RobotModel, principal: bool = False) -> list:
     """Per robot link: (p_LC (3,), R_LC (3, 3)), the inertial frame in the URDF link frame as
-    Bullet's URDF importer makes it: the <inertial><origin>, rotated onto the principal axes
-    when the tensor written there has products of inertia. Links without <inertial>: the
-    link frame."""
+    Bullet's URDF importer makes it: the <inertial><origin>; with `principal`
+    (URDF_USE_INERTIA_FROM_FILE, where Bullet uses the file's tensor) rotated onto the principal
+    axes when the tensor has products of inertia. Links without <inertial>: the link frame."""
     frames = {}
     try:
         root = etree.fromstring(robot.urdf.xml.encode("utf-8")) if robot.urdf.xml else None
@@ -303,7 +308,7 @@ def inertial_frames(robot: RobotModel) -> list:
         root = None
     if root is not None:
         for link_el in root.iter("link"):
-            frames[link_el.get("name")] = _inertial_frame(link_el)
+            frames[link_el.get("name")] = _inertial_frame(link_el, principal)
     out = []
     for name in robot.structure.link_names:
         frame = frames.get(name)
@@ -351,7 +356,7 @@ def _numbers(text, n, default):
     return np.array(values[:n], dtype=float) if len(values) >= n else np.array(default, float)
 
 
-def _inertial_frame(link_el):
+def _inertial_frame(link_el, principal: bool):
     inertial = link_el.find("inertial")
     if inertial is None:
         return None
@@ -360,7 +365,7 @@ def _inertial_frame(link_el):
     rpy = _numbers(origin.get("rpy") if origin is not None else None, 3, (0.0, 0.0, 0.0))
     R = euler2mat(*rpy, axes="sxyz")
     tensor = inertial.find("inertia")
-    if tensor is not None:
+    if tensor is not None and principal:
         def get(key):
             try:
                 return float(tensor.get(key, 0.0))
@@ -390,6 +395,9 @@ def warn_once(client, key: str, message: str):
 
 def finite_vector(value, n: int, function: str, what: str) -> np.ndarray:
     """value as n finite floats; error naming function and argument otherwise."""
+    if isinstance(value, (str, bytes)) or any(isinstance(x, (str, bytes))
+                                              for x in np.ravel(np.asarray(value, dtype=object))):
+        raise error(f"{function}: {what} must be {n} numbers, got {value!r}")
     try:
         arr = np.array(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
@@ -402,6 +410,8 @@ def finite_vector(value, n: int, function: str, what: str) -> np.ndarray:
 
 
 def finite_float(value, function: str, what: str) -> float:
+    if isinstance(value, (str, bytes)):
+        raise error(f"{function}: {what} must be a number, got {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError):

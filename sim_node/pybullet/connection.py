@@ -190,14 +190,14 @@ def _integer(value, function: str, what: str) -> int:
 
 
 def getPhysicsEngineParameters(physicsClientId=0) -> dict:
-    """PyBullet's dict: fixedTimeStep, numSubSteps, numSolverIterations,
-    useRealTimeSimulation (always 0 here, as PyBullet in DIRECT), gravityAcceleration{X,Y,Z},
-    numNonContactInnerIterations."""
+    """PyBullet's dict: fixedTimeStep, numSubSteps, numSolverIterations (the engine's
+    contact-solver iteration cap), useRealTimeSimulation (as set; it has no effect, as in
+    PyBullet's DIRECT mode), gravityAcceleration{X,Y,Z}, numNonContactInnerIterations."""
     client = get_client(physicsClientId)
     gx, gy, gz = client.gravity
     return {"fixedTimeStep": client.time_step, "numSubSteps": client.num_sub_steps,
             "numSolverIterations": int(client.sim.engine.max_iterations),
-            "useRealTimeSimulation": 0,
+            "useRealTimeSimulation": int(client.real_time),
             "gravityAccelerationX": gx, "gravityAccelerationY": gy, "gravityAccelerationZ": gz,
             "numNonContactInnerIterations":
                 int(client.engine_parameters.get("numNonContactInnerIterations", 1))}
@@ -210,9 +210,12 @@ def stepSimulation(physicsClientId=0):
 
 
 def setRealTimeSimulation(enableRealTimeSimulation, physicsClientId=0):
-    """Accepted and ignored, as PyBullet does in DIRECT mode: stepSimulation steps."""
-    get_client(physicsClientId)
-    finite_float(enableRealTimeSimulation, "setRealTimeSimulation", "enableRealTimeSimulation")
+    """Recorded (getPhysicsEngineParameters reports it) and otherwise ignored, as PyBullet does
+    in DIRECT mode: stepSimulation steps."""
+    client = get_client(physicsClientId)
+    flag = finite_float(enableRealTimeSimulation, "setRealTimeSimulation",
+                        "enableRealTimeSimulation")
+    client.real_time = bool(flag)
 
 
 def setAdditionalSearchPath(path, physicsClientId=0):

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from sim_node.engine.api import crba
+from sim_node.engine.api import crba, rnea
 from sim_node.pybullet.client import finite_float, finite_vector, get_client, warn_once
 from sim_node.pybullet.errors import error
 from sim_node.sim import bounds
@@ -272,53 +272,63 @@ def apply_motors(client):
         if body.num_joints == 0:
             continue
         m = motors(body)
-        r = body.robot_index()
-        robot = body.entity
-        q, v = scene.robot_q[r], scene.robot_v[r]
-        mode, kp_arr, ki_arr, kd_arr = (scene.robot_mode[r], scene.robot_kp[r],
-                                        scene.robot_ki[r], scene.robot_kd[r])
-        v_des, tau_ff, advance = scene.robot_v_des[r], scene.robot_tau_ff[r], scene.robot_advance[r]
-        diagonal = None
         m.last = {}
+        r = body.robot_index()
+        q, v = scene.robot_q[r], scene.robot_v[r]
+        known = np.zeros(len(v))         # TORQUE_CONTROL and PD_CONTROL torques
+        targets = {}                     # motor joint -> (v index, v*, force)
         for j in range(body.num_joints):
             qs, vs = body.joint_coords(j)
             if qs.stop - qs.start != 1:
                 continue
             qi, vi = qs.start, vs.start
-            torque = m.torque[j]
+            known[vi] = m.torque[j]
             if j in m.pd:
                 qt, vt, kp, kd, f = m.pd[j]
-                torque += min(f, max(-f, kp * (qt - q[qi]) + kd * (vt - v[vi])))
+                known[vi] += min(f, max(-f, kp * (qt - q[qi]) + kd * (vt - v[vi])))
             force = m.force[j]
             if np.isnan(force):
                 force = DEFAULT_MAX_IMPULSE / dt
+            if force > 0.0:
+                target = (v[vi] + m.kp[j] * (m.q_target[j] - q[qi]) / dt
+                          + m.kd[j] * (m.v_target[j] - v[vi]))
+                vmax = m.max_velocity[j]
+                targets[j] = (vi, min(vmax, max(-vmax, target)), force)
+        m.torque[:] = 0.0
+        mode, kp_arr, ki_arr, kd_arr = (scene.robot_mode[r], scene.robot_kp[r],
+                                        scene.robot_ki[r], scene.robot_kd[r])
+        v_des, tau_ff, advance = scene.robot_v_des[r], scene.robot_tau_ff[r], scene.robot_advance[r]
+        for j in range(body.num_joints):
+            qs, vs = body.joint_coords(j)
+            if qs.stop - qs.start == 1 and j not in targets:
+                vi = vs.start
+                mode[vi], kp_arr[vi], ki_arr[vi], kd_arr[vi] = ACTUATOR_TORQUE, 0.0, 0.0, 0.0
+                v_des[vi], advance[vi], tau_ff[vi] = 0.0, 0.0, known[vi]
+        if not targets:
+            continue
+        # the torque each motor needs this step with every motor reaching its v* (the
+        # implicit motor gets to c / (1 + c) of the way): tau = M dv / dt + C + G - known
+        model, data, q_full = client.sim.robot_query(r)
+        M = crba.mass_matrix(model, data, q_full)
+        bias = rnea.inverse_dynamics(model, data, q_full, v, np.zeros(len(v)), client.gravity)
+        share = MOTOR_STIFFNESS / (1.0 + MOTOR_STIFFNESS)
+        dv = np.zeros(len(v))
+        for vi, target, _ in targets.values():
+            dv[vi] = share * (target - v[vi])
+        needed = M @ dv / dt + bias - known
+        for j, (vi, target, force) in targets.items():
+            inertia = max(M[vi, vi], 1e-12)
             kp_arr[vi] = ki_arr[vi] = 0.0
             advance[vi] = 0.0
-            if force <= 0.0:
-                mode[vi], kd_arr[vi], v_des[vi], tau_ff[vi] = ACTUATOR_TORQUE, 0.0, 0.0, torque
-                continue
-            target = (v[vi] + m.kp[j] * (m.q_target[j] - q[qi]) / dt
-                      + m.kd[j] * (m.v_target[j] - v[vi]))
-            vmax = m.max_velocity[j]
-            target = min(vmax, max(-vmax, target))
-            if diagonal is None:
-                model, data, q_full = client.sim.robot_query(r)
-                diagonal = np.diag(crba.mass_matrix(model, data, q_full)).copy()
-            inertia = max(diagonal[vi], 1e-12)
-            gain = MOTOR_STIFFNESS * inertia / dt
-            # the torque the implicit motor would apply this step: K (v* - v_new) with
-            # v_new = (M v + dt K v*) / (M + dt K) for the joint alone
-            needed = gain * inertia * (target - v[vi]) / (inertia + dt * gain)
-            if abs(needed) <= force:
-                mode[vi], kd_arr[vi], v_des[vi], tau_ff[vi] = ACTUATOR_PID, gain, target, torque
-                m.last[j] = (gain, target, torque)
+            if abs(needed[vi]) <= force:
+                gain = MOTOR_STIFFNESS * inertia / dt
+                mode[vi], kd_arr[vi], v_des[vi], tau_ff[vi] = ACTUATOR_PID, gain, target, known[vi]
+                m.last[j] = (gain, target, known[vi])
             else:
-                clamped = math.copysign(force, needed)
+                clamped = math.copysign(force, needed[vi])
                 mode[vi], kd_arr[vi], v_des[vi] = ACTUATOR_TORQUE, 0.0, 0.0
-                tau_ff[vi] = clamped + torque
-                m.last[j] = (0.0, clamped, torque)
-        m.torque[:] = 0.0
-        del robot
+                tau_ff[vi] = clamped + known[vi]
+                m.last[j] = (0.0, clamped, known[vi])
 
 
 def record_motors(client):

@@ -79,7 +79,7 @@ def loadURDF(fileName, basePosition=(0.0, 0.0, 0.0), baseOrientation=(0.0, 0.0, 
     except (ModelLoadError, ValueError) as e:
         raise error(f"{fn}: '{path}': {e}") from None
     robot.settings = replace(robot.settings, self_collision=bool(flags & URDF_USE_SELF_COLLISION))
-    frames = inertial_frames(robot)
+    frames = inertial_frames(robot, principal=bool(flags & URDF_USE_INERTIA_FROM_FILE))
     if scale != 1.0:
         frames = [(p * scale, R_) for p, R_ in frames]
     if useMaximalCoordinates:

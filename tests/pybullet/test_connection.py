@@ -139,12 +139,14 @@ def test_ignored_engine_parameters_warn_once_and_keep_the_rest():
             p.setPhysicsEngineParameter(erp=0.2, physicsClientId=a)     # (no second warning)
 
 
-def test_real_time_simulation_is_ignored_in_direct_as_pybullet():
+def test_real_time_simulation_is_reported_but_does_not_step_as_pybullet_in_direct():
     with ours() as a, reference() as b:
         p.setRealTimeSimulation(1, physicsClientId=a)
         pb.setRealTimeSimulation(1, physicsClientId=b)
         assert p.getPhysicsEngineParameters(physicsClientId=a)["useRealTimeSimulation"] == \
-            pb.getPhysicsEngineParameters(physicsClientId=b)["useRealTimeSimulation"] == 0
+            pb.getPhysicsEngineParameters(physicsClientId=b)["useRealTimeSimulation"] == 1
+        from sim_node.pybullet.client import get_client
+        assert get_client(a).sim.getTime() == 0.0
 
 
 def test_api_version_is_pybullets():

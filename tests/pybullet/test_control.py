@@ -5,7 +5,7 @@ import numpy as np
 import pybullet as pb
 import pytest
 from core_reference import ours, quiet, reference
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sim_node.pybullet as p
@@ -21,6 +21,9 @@ PENDULUM = """<robot name="pendulum">
     <axis xyz="0 1 0"/></joint>
 </robot>"""
 INERTIA = 1.01
+# PyBullet by default makes inertias from collision shapes (the arm has none): with this flag it
+# uses the file's, as sim_node always does
+FROM_FILE = pb.URDF_USE_INERTIA_FROM_FILE
 
 
 @pytest.fixture
@@ -36,7 +39,8 @@ def test_torque_control_acts_for_one_step_as_pybullet(pendulum_file):
     with ours() as a, reference() as b:
         results = []
         for module, cid in ((p, a), (pb, b)):
-            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=cid)
+            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, flags=FROM_FILE,
+                               physicsClientId=cid)
             module.setJointMotorControl2(uid, 0, pb.VELOCITY_CONTROL, force=0,
                                          physicsClientId=cid)
             module.setJointMotorControl2(uid, 0, pb.TORQUE_CONTROL, force=2.0,
@@ -49,7 +53,8 @@ def test_torque_control_acts_for_one_step_as_pybullet(pendulum_file):
         (v1, v2), (w1, w2) = results
         assert v1 == pytest.approx(2.0 * dt / INERTIA, rel=1e-12)
         assert v2 == v1
-        assert (v1, v2) == pytest.approx((w1, w2), rel=1e-6)
+        # (Bullet's multibodies have a default velocity damping of 0.04 / s besides)
+        assert (v1, v2) == pytest.approx((w1, w2), rel=1e-3)
 
 
 def test_pendulum_under_gravity_and_torque_control_follows_its_equation(pendulum_file):
@@ -100,7 +105,8 @@ def test_default_motor_gives_way_beyond_one_newton_second_per_step(pendulum_file
             for module, cid in ((p, a), (pb, b)):
                 module.resetSimulation(physicsClientId=cid)
                 module.setGravity(0, 0, -g, physicsClientId=cid)
-                uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=cid)
+                uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, flags=FROM_FILE,
+                               physicsClientId=cid)
                 for _ in range(60):
                     module.stepSimulation(physicsClientId=cid)
                 q = module.getJointState(uid, 0, physicsClientId=cid)[0]
@@ -112,7 +118,8 @@ def test_position_control_first_step_and_convergence_follow_pybullets_motor(pend
     with ours() as a, reference() as b:
         speeds = []
         for module, cid in ((p, a), (pb, b)):
-            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=cid)
+            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, flags=FROM_FILE,
+                               physicsClientId=cid)
             module.setJointMotorControl2(uid, 0, pb.POSITION_CONTROL, targetPosition=0.5,
                                          physicsClientId=cid)
             module.stepSimulation(physicsClientId=cid)
@@ -142,7 +149,8 @@ def test_position_control_brings_a_robot_to_its_targets_under_gravity():
 def test_velocity_control_saturates_at_force_as_pybullet(pendulum_file):
     with ours() as a, reference() as b:
         for module, cid in ((p, a), (pb, b)):
-            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=cid)
+            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, flags=FROM_FILE,
+                               physicsClientId=cid)
             module.setJointMotorControl2(uid, 0, pb.VELOCITY_CONTROL, targetVelocity=1.0,
                                          force=5.0, physicsClientId=cid)
             module.stepSimulation(physicsClientId=cid)
@@ -192,16 +200,22 @@ def test_external_torque_spins_a_free_body_by_its_inertia():
                                    "laikago/laikago.urdf"])
 def test_dynamics_info_masses_and_inertias_equal_pybullets(robot):
     with ours() as a, reference() as b:
-        ua = quiet(p.loadURDF, robot, physicsClientId=a)
-        ub = quiet(pb.loadURDF, robot, physicsClientId=b)
+        # sim_node always uses the file's inertia: PyBullet does with this flag
+        flags = pb.URDF_USE_INERTIA_FROM_FILE
+        ua = quiet(p.loadURDF, robot, flags=flags, physicsClientId=a)
+        ub = quiet(pb.loadURDF, robot, flags=flags, physicsClientId=b)
         for link in range(-1, p.getNumJoints(ua, physicsClientId=a)):
             da = p.getDynamicsInfo(ua, link, physicsClientId=a)
             db = pb.getDynamicsInfo(ub, link, physicsClientId=b)
             assert len(da) == len(db) == 12
-            if db[0] == 0 or db[2] == (1.0, 1.0, 1.0):
-                continue    # (massless links and links without <inertial>: Bullet's stand-ins)
+            if db[0] == 0 or db[2] in ((1.0, 1.0, 1.0), (0.0, 0.0, 0.0)):
+                # massless links, links without <inertial> (Bullet's stand-ins) and zero
+                # tensors (sim_node's loader repairs them: README "Loading robot files")
+                continue
             assert da[0] == db[0], link
-            assert np.allclose(sorted(da[2]), sorted(db[2]), rtol=1e-6), (link, da[2], db[2])
+            assert np.allclose(da[2], db[2], rtol=1e-6), (link, da[2], db[2])
+            assert np.allclose(da[4], db[4], atol=1e-6) or np.allclose(da[4], -np.array(db[4]),
+                                                                       atol=1e-6)
             assert np.allclose(da[3], db[3], atol=1e-9)
 
 
@@ -222,7 +236,8 @@ def test_change_dynamics_mass_changes_the_response_to_a_force():
 _bad = st.one_of(st.just(math.nan), st.just(math.inf), st.just(-1.0), st.just("x"))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])   # (a constant file)
 @given(case=st.sampled_from(["mode", "joint", "force", "target", "array", "gain", "dyn"]),
        bad=_bad)
 def test_hostile_control_arguments_are_refused_and_nothing_changes(pendulum_file, case, bad):
