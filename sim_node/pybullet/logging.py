@@ -214,13 +214,17 @@ class ContactPointsLogger(_BinaryLog):
     """STATE_LOGGING_CONTACT_POINTS (module docstring)."""
 
     def __init__(self, handle, body_a: int, body_b: int, link_a: int, link_b: int):
+        from sim_node.pybullet import queries
+        self.contact_points = getattr(queries, "getContactPoints", None)
+        if self.contact_points is None:
+            raise error("startStateLogging: STATE_LOGGING_CONTACT_POINTS not supported by "
+                        "sim_node in this build (no getContactPoints)")
         self.body_a, self.body_b, self.link_a, self.link_b = body_a, body_b, link_a, link_b
         super().__init__(handle, CONTACT_KEYS, CONTACT_FORMAT)
 
     def __call__(self, client) -> None:
-        from sim_node.pybullet.queries import getContactPoints
         stamp = self.time_stamp(client)
-        for c in getContactPoints(physicsClientId=client.id):
+        for c in self.contact_points(physicsClientId=client.id):
             a, b, la, lb = c[1], c[2], c[3], c[4]
             if self.body_a >= 0 and self.body_a not in (a, b):
                 continue

@@ -30,7 +30,8 @@ from sim_node.sim import camera as _camera
 __all__ = [
     "getQuaternionFromEuler", "getEulerFromQuaternion", "getMatrixFromQuaternion",
     "getQuaternionFromAxisAngle", "getAxisAngleFromQuaternion", "getDifferenceQuaternion",
-    "getQuaternionSlerp", "multiplyTransforms", "invertTransform", "rotateVector",
+    "getQuaternionSlerp", "getAxisDifferenceQuaternion", "calculateVelocityQuaternion",
+    "multiplyTransforms", "invertTransform", "rotateVector",
     "computeViewMatrix", "computeViewMatrixFromYawPitchRoll", "computeProjectionMatrix",
     "computeProjectionMatrixFOV",
 ]
@@ -170,7 +171,8 @@ def getQuaternionFromEuler(eulerAngles, physicsClientId=0) -> tuple:
 def getEulerFromQuaternion(quaternion, physicsClientId=0) -> tuple:
     """Quaternion (x, y, z, w) -> [roll, pitch, yaw] [rad], roll and yaw in [-pi, pi], pitch in
     [-pi/2, pi/2]. Within the gimbal-lock band |sin(pitch)| >= 0.99999 (pitch within ~0.26 deg
-    of +-pi/2) roll is 0 and yaw carries the whole rotation about z, as PyBullet's."""
+    of +-pi/2) pitch is +-pi/2, roll 0 and yaw = 2 atan2(...) in [-2 pi, 2 pi] carries the
+    whole rotation about z, as PyBullet's."""
     name = "getEulerFromQuaternion"
     _client_id(physicsClientId, name)
     x, y, z, w = _unit_quaternion(quaternion, name, "quaternion")
@@ -256,6 +258,42 @@ def getQuaternionSlerp(quaternionStart, quaternionEnd, interpolationFraction,
     d = 1.0 / math.sin(theta)
     s0 = math.sin((1.0 - t) * theta)
     return tuple((a * s0 + b * s1) * d for a, b in zip(start, end))
+
+
+def getAxisDifferenceQuaternion(quaternionStart, quaternionEnd, physicsClientId=0) -> tuple:
+    """Angles [rad] (x, y, z) of the relative rotation start^-1 * end, as Bullet's
+    MyMatrixToEulerXYZ reads them off its matrix M (b3GetAxisDifferenceQuaternion): (atan2(-M21,
+    M22), asin(M20), atan2(-M10, M00)); at |M20| = 1 the z angle is 0 and x takes the rest."""
+    name = "getAxisDifferenceQuaternion"
+    _client_id(physicsClientId, name)
+    sx, sy, sz, sw = _unit_quaternion(quaternionStart, name, "quaternionStart")
+    end = _unit_quaternion(quaternionEnd, name, "quaternionEnd")
+    m = _matrix(_multiply((-sx, -sy, -sz, sw), end))
+    m20 = max(-1.0, min(1.0, m[6]))
+    if m20 >= 1.0:
+        return (math.atan2(m[1], m[4]), 0.5 * math.pi, 0.0)
+    if m20 <= -1.0:
+        return (-math.atan2(m[1], m[4]), -0.5 * math.pi, 0.0)
+    return (math.atan2(-m[7], m[8]), math.asin(m20), math.atan2(-m[3], m[0]))
+
+
+def calculateVelocityQuaternion(quaternionStart, quaternionEnd, deltaTime,
+                                physicsClientId=0) -> tuple:
+    """The constant angular velocity [rad/s] (world frame) turning start into end in deltaTime
+    [s] (> 0) the short way: axis * angle / deltaTime of getDifferenceQuaternion's rotation
+    (b3TransformUtil::calculateVelocityQuaternion)."""
+    name = "calculateVelocityQuaternion"
+    _client_id(physicsClientId, name)
+    dt = _number(deltaTime, name, "deltaTime")
+    if not dt > 0.0:
+        raise error(f"{name}: deltaTime = {dt} s must be > 0")
+    x, y, z, w = getDifferenceQuaternion(quaternionStart, quaternionEnd)
+    angle = 2.0 * math.acos(max(-1.0, min(1.0, w)))
+    length2 = x * x + y * y + z * z
+    if length2 < 1.1920928955078125e-07 ** 2:    # below B3_EPSILON: no axis to speak of
+        return (angle / dt, 0.0, 0.0)
+    length = math.sqrt(length2)
+    return tuple(c / length * angle / dt for c in (x, y, z))
 
 
 # -- rigid transforms ---------------------------------------------------------------------------

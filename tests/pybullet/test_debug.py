@@ -1,6 +1,7 @@
 """sim_node.pybullet.debug: DIRECT answers as PyBullet 3.2.7's DIRECT; GUI bookkeeping; the
 viewer interface."""
 import math
+import warnings
 
 import numpy as np
 import pybullet as pb
@@ -53,7 +54,9 @@ def direct():
 @pytest.fixture
 def gui():
     """connect(GUI) with no viewer: sim_node's headless GUI (debug items kept)."""
-    cid = p.connect(p.GUI)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # "GUI is not available here" when headless
+        cid = p.connect(p.GUI)
     yield cid
     p.disconnect(cid)
 
@@ -261,7 +264,9 @@ hostile = st.one_of(st.none(), st.text(max_size=3), st.integers(), st.floats(),
     lambda a: p.configureDebugVisualizer(lightPosition=a),
     lambda a: p.setDebugObjectColor(a, -1)]), hostile)
 def test_hostile_input_raises_pybullet_error(call, argument):
-    cid = p.connect(p.GUI)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cid = p.connect(p.GUI)
     try:
         call(argument)
     except p.error:
