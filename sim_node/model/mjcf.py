@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,7 +57,7 @@ from sim_node.model.inertia_repair import Inertial
 from sim_node.model.urdf import (GeometryElement, Joint, Limit, Link, Origin, URDFRobot)
 
 MAX_ELEMENTS = 100_000        # elements in a file and its includes
-MAX_DEPTH = 1_000             # nesting of <body>
+MAX_DEPTH = 200               # nesting of <body> (libxml2 refuses XML nested beyond 256)
 MAX_INCLUDE_DEPTH = 10
 MAX_MAGNITUDE = 1e15          # as the URDF reader: beyond this products overflow
 DEFAULT_DENSITY = 1000.0      # [kg/m³], MuJoCo's
@@ -67,7 +66,7 @@ JOINT_TYPES = ("hinge", "slide", "ball", "free", "fixed")
 # elements read for their effect on nothing sim_node simulates: skipped without a warning
 QUIET = {"light", "camera", "site", "option", "size", "visual", "statistic", "sensor",
          "tendon", "equality", "contact", "keyframe", "custom", "extension", "texture",
-         "material", "hfield_asset"}
+         "material"}
 # joint attributes sim_node does not model: ignored with one warning per file
 IGNORED_JOINT_ATTRIBUTES = ("armature", "stiffness", "springref", "solreflimit", "solimplimit",
                             "margin", "ref")
@@ -140,20 +139,21 @@ def read_xml(path: Path, error, max_elements: int = MAX_ELEMENTS):
     return root
 
 
-def parse_numbers(text: str, n: int | None, error, what: str, name: str) -> np.ndarray:
-    """The whitespace-separated numbers of attribute `name`; exactly `n` of them unless None.
-    NaN, infinities and magnitudes beyond MAX_MAGNITUDE are errors."""
+def parse_numbers(text: str, n: int | None, error, name: str) -> np.ndarray:
+    """The whitespace-separated numbers of attribute (or element) `name`; exactly `n` of them
+    unless None. NaN, infinities and magnitudes beyond MAX_MAGNITUDE are errors, built by
+    `error(problem)`."""
     tokens = text.split()
     try:
         values = np.array([float(t) for t in tokens], dtype=float)
     except ValueError:
-        raise error(f"attribute {name}=\"{text}\" is not a list of numbers") from None
+        raise error(f"{name}=\"{text}\" is not a list of numbers") from None
     if n is not None and len(values) != n:
-        raise error(f"attribute {name}=\"{text}\" needs {n} numbers, has {len(values)}")
+        raise error(f"{name}=\"{text}\" needs {n} numbers, has {len(values)}")
     if not np.all(np.isfinite(values)):
-        raise error(f"attribute {name}=\"{text}\" is not finite")
+        raise error(f"{name}=\"{text}\" is not finite")
     if np.any(np.abs(values) > MAX_MAGNITUDE):
-        raise error(f"attribute {name}=\"{text}\" exceeds {MAX_MAGNITUDE:g} in magnitude")
+        raise error(f"{name}=\"{text}\" exceeds {MAX_MAGNITUDE:g} in magnitude")
     return values
 
 
@@ -170,15 +170,15 @@ def rotation_between(a, b) -> np.ndarray:
     return np.eye(3) + vx + vx @ vx / (1.0 + c)
 
 
-# -- MJCF -------------------------------------------------------------------------------------------
+# -- MJCF ----------------------------------------------------------------------------------------
 
 def parse_mjcf(path: str | os.PathLike, *, pybullet_masses: bool = False) -> MJCFFile:
     """Read an MJCF file (module docstring). Raises MJCFError; warns MJCFWarning.
 
     `pybullet_masses`: masses as PyBullet's loadMJCF computes them (every geom 1000 kg/m³
     whatever its density or mass attribute, <inertial> used when present, settotalmass
-    ignored), for scripts tuned on PyBullet (pybullet_envs' ant weighs 65 kg there, 0.3 kg in
-    MuJoCo); centres of mass and inertias stay those of the union of the geoms."""
+    ignored), for scripts tuned on PyBullet (pybullet_data's ant weighs 182 kg there, 0.9 kg
+    in MuJoCo); centres of mass and inertias stay those of the union of the geoms."""
     reader = _Reader(Path(path), pybullet_masses)
     result = reader.read()
     for w in reader.warnings:
@@ -228,7 +228,7 @@ class _Reader:
         if text is None:
             return None if default is None else np.array(default, dtype=float)
         what = self.describe(el)
-        return parse_numbers(text, n, lambda p: self.error(el, what, p), what, name)
+        return parse_numbers(text, n, lambda p: self.error(el, what, p), name)
 
     def scalar(self, el, name: str, default=None, kind=None):
         values = self.numbers(el, name, 1, None if default is None else [default], kind)
@@ -271,7 +271,7 @@ class _Reader:
                 if not isinstance(el.tag, str):
                     continue
                 if el.tag == "geom":
-                    bodies.append(self.static_geom(el, len(bodies)))
+                    bodies.append(self.static_geom(el))
                 elif el.tag == "body":
                     bodies.append(self.top_body(el, len(bodies)))
                 elif el.tag in ("freejoint", "joint", "inertial"):
@@ -384,7 +384,6 @@ class _Reader:
                 return []
             raise self.error(el, self.describe(el), f"unknown default class \"{cls}\"; "
                              f"defined: {sorted(self.defaults) or 'none'}")
-        # kind aliases: a <freejoint> takes nothing from <joint> defaults
         found = self.defaults[cls].get(kind)
         return [found] if found else []
 
@@ -561,7 +560,7 @@ class _Reader:
         return shape, volume
 
     # -- bodies -----------------------------------------------------------------------------------
-    def static_geom(self, el, m: int) -> MJCFBody:
+    def static_geom(self, el) -> MJCFBody:
         geom = self.geom(el)
         name = el.get("name") or "anonymous"
         link = Link(name=name, inertial=None, visuals=(geom.element,),
@@ -575,7 +574,6 @@ class _Reader:
         self.links, self.joints, self.filters = {}, {}, {}
         self.body_links = []
         self.link_count = 0
-        self.elements = 0
         root_link, fixed, origin = self.body(el, None, 0)
         urdf = URDFRobot(name=self.model, links=self.links, joints=self.joints, root=root_link,
                          source=self.source)
@@ -823,10 +821,12 @@ class _Reader:
 
 
 def is_mjcf(path) -> bool:
-    """Whether the XML file `path` has a <mujoco> root (a Klamp't world has <world>)."""
+    """Whether the XML file `path` has a <mujoco> root element (a Klamp't world has <world>);
+    False for anything unreadable (the Klamp't reader then reports it)."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except OSError:
+        for _, element in etree.iterparse(str(path), events=("start",), resolve_entities=False,
+                                          no_network=True, remove_comments=True):
+            return element.tag == "mujoco"
+    except (OSError, etree.XMLSyntaxError):
         return False
-    return re.search(rb"<mujoco[\s>/]", head) is not None
+    return False

@@ -24,7 +24,7 @@ for the one robot builder (sim_node.model.builder, through ``WorldModel.makeRobo
     ``file://``, ``model://NAME/...`` looked up beside the file and in its parent directory);
     mesh <scale>; a visual's <material><diffuse> (else <ambient>) colour;
   * ``scale`` (loadSDF's globalScaling) multiplies every length: poses, sizes and mesh scales;
-    masses stay, inertias grow by scale² as PyBullet does.
+    masses stay, inertias grow by scale², prismatic limits stay, as Bullet's importer does.
 Unknown elements are skipped (a warning names file and line); <include> and nested models are
 refused with an error. Errors (``SDFError``): file, line, element and what is valid.
 """
@@ -117,7 +117,7 @@ class _Reader:
                                         getattr(el, "sourceline", None)))
 
     def numbers(self, el, n: int | None, what: str) -> np.ndarray:
-        return parse_numbers(el.text or "", n, lambda p: self.error(el, what, p), what,
+        return parse_numbers(el.text or "", n, lambda p: self.error(el, what, p),
                              f"<{el.tag}>")
 
     def child_numbers(self, parent, tag: str, n: int, what: str, default=None):
@@ -351,8 +351,6 @@ class _Reader:
         velocity = math.inf if velocity < 0 else velocity
         lower = -math.inf if lower <= -SDF_NO_LIMIT else lower
         upper = math.inf if upper >= SDF_NO_LIMIT else upper
-        if jtype == "prismatic":
-            lower, upper = lower * self.scale, upper * self.scale
         if lower > upper:
             raise self.error(el, what, f"lower limit {lower:g} above upper {upper:g}")
         urdf_type = {"revolute": "revolute", "continuous": "continuous", "prismatic": "prismatic",

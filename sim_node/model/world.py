@@ -20,6 +20,8 @@ from sim_node.model.settings import BodySettings, SimulationParameters
 from sim_node.model.urdf import GeometryElement, Origin, URDFRobot, parse_urdf
 from sim_node.model.klampt_xml import (KLAMPT_FORMATS, is_wavefront, load_klampt_world,
                                       save_klampt_world)
+from sim_node.model.mjcf import is_mjcf, parse_mjcf
+from sim_node.model.sdf import parse_sdf
 from sim_node.model.worldfile import load_world_file, save_world_file
 from sim_node.model.xacro_files import is_xacro
 
@@ -44,11 +46,16 @@ class WorldModel:
 
     # -- loading -----------------------------------------------------------------------
     def readFile(self, path) -> bool:
-        """Load a world YAML, a URDF or xacro robot, or a mesh terrain; a Klamp't XML world as
-        loadFile (Klamp't's readFile and loadFile are one). Raises ModelLoadError (naming the
-        file, element and problem) on malformed input and then adds nothing."""
+        """Load a world YAML, a URDF or xacro robot, an SDF file or an MuJoCo MJCF file (every
+        model a robot: sim_node.model.sdf, sim_node.model.mjcf), or a mesh terrain; a Klamp't
+        XML world as loadFile (Klamp't's readFile and loadFile are one). An .xml file is MJCF
+        when its root element is <mujoco>, a Klamp't world otherwise. Raises ModelLoadError
+        (naming the file, element and problem) on malformed input and then adds nothing."""
         path = Path(path)
         suffix = path.suffix.lower()
+        if suffix == ".sdf" or (suffix == ".xml" and is_mjcf(path)):
+            self.loadModels(path)
+            return True
         if suffix == ".xml" or (suffix in KLAMPT_FORMATS
                                 and not (suffix == ".obj" and is_wavefront(path))):
             return self.loadFile(path)
@@ -60,7 +67,7 @@ class WorldModel:
             self.loadTerrain(str(path))
         else:
             raise ModelLoadError(str(path), "file", "unknown world file type; expected .yaml, "
-                                 ".xml (Klamp't), .urdf, .xacro or a mesh ("
+                                 ".xml (Klamp't or MJCF), .urdf, .xacro, .sdf or a mesh ("
                                  + ", ".join(MESH_SUFFIXES) + ")")
         return True
 
@@ -69,7 +76,7 @@ class WorldModel:
         terrains as meshes; sim_node.model.klampt_xml) or anything readFile reads. Klamp't's
         own .rob / .env / .obj object formats are refused with an error naming the file."""
         path = Path(path)
-        if path.suffix.lower() == ".xml":
+        if path.suffix.lower() == ".xml" and not is_mjcf(path):
             load_klampt_world(self, path)
             return True
         suffix = path.suffix.lower()
@@ -122,6 +129,24 @@ class WorldModel:
         urdf = inertia_repair.repair_moving_bodies(urdf, floating)
         structure = build_robot(urdf, fixed_base, R, t)
         return RobotModel(name or self.uniqueName(urdf.name, taken), urdf, structure)
+
+    def loadModels(self, path) -> list:
+        """Every model of an SDF file or MJCF file (.xml with a <mujoco> root) as a robot, in
+        document order (MJCF masses by MuJoCo's rule); returns them. Nothing is added when one
+        fails to load."""
+        path = Path(path)
+        if path.suffix.lower() == ".sdf":
+            bodies = parse_sdf(path).bodies
+        else:
+            bodies = parse_mjcf(path).bodies
+        robots, taken = [], []
+        for body in bodies:
+            robot = self.makeRobot(body.urdf, body.fixed_base, R=body.R, t=body.p, taken=taken)
+            taken.append(robot.getName())
+            robots.append(robot)
+        for robot in robots:
+            self.add(robot)
+        return robots
 
     def loadRigidObject(self, path, *, mass: float | None = None, name: str | None = None,
                         R=np.eye(3), t=np.zeros(3), package_dirs=None) -> RigidObjectModel:

@@ -104,7 +104,8 @@ def test_every_pybullet_data_mjcf_file_matches_pybullet(name, reference):
         # PyBullet's joint order is the URDF link order after the root
         assert s.link_names[1:] == [j["child"] for j in ref["joints"]]
         root = body.urdf.links[body.urdf.root].inertial
-        assert (0.0 if root is None else root.mass) == pytest.approx(ref["mass"], rel=1e-6)  # float32 in PyBullet
+        # PyBullet keeps masses in float32
+        assert (0.0 if root is None else root.mass) == pytest.approx(ref["mass"], rel=1e-6)
         frames_right = name not in PYBULLET_FRAMES_WRONG
         if frames_right:
             R0, p0 = robot.link(body.urdf.root).getTransform()
@@ -194,7 +195,8 @@ def capsule_volume(r, length):
 
 def test_ant_total_mass_is_geom_volumes_times_density():
     torso = 4.0 / 3.0 * math.pi * 0.25 ** 3
-    leg = 2 * capsule_volume(0.08, math.hypot(0.2, 0.2)) + capsule_volume(0.08, math.hypot(0.4, 0.4))
+    leg = (2 * capsule_volume(0.08, math.hypot(0.2, 0.2))
+           + capsule_volume(0.08, math.hypot(0.4, 0.4)))
     volume = torso + 4 * leg
     for pybullet_masses, density in ((True, 1000.0), (False, 5.0)):   # ant.xml: density="5.0"
         body, = quiet_parse(MJCF_DIR / "ant.xml", pybullet_masses=pybullet_masses).bodies
@@ -367,10 +369,15 @@ def test_huge_and_deep_files_are_refused_with_a_clear_error(tmp_path):
     with pytest.raises(MJCFError, match="elements"):
         quiet_parse(huge)
     deep = tmp_path / "deep.xml"
-    deep.write_text("<mujoco><worldbody>" + '<body><geom size="1"/>' * 3000
-                    + "</body>" * 3000 + "</worldbody></mujoco>")
-    with pytest.raises(MJCFError):
+    deep.write_text("<mujoco><worldbody>" + '<body><geom size="1"/>' * 230
+                    + "</body>" * 230 + "</worldbody></mujoco>")
+    with pytest.raises(MJCFError, match="bodies nested deeper than 200"):
         quiet_parse(deep)
+    deeper = tmp_path / "deeper.xml"
+    deeper.write_text("<mujoco><worldbody>" + '<body><geom size="1"/>' * 3000
+                      + "</body>" * 3000 + "</worldbody></mujoco>")
+    with pytest.raises(MJCFError, match="Excessive depth"):
+        quiet_parse(deeper)
 
 
 def test_missing_file_is_an_error():
@@ -384,7 +391,8 @@ ATTRIBUTE_TEXT = st.one_of(
         lambda xs: " ".join(repr(x) for x in xs)))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(size=ATTRIBUTE_TEXT, pos=ATTRIBUTE_TEXT, axis=ATTRIBUTE_TEXT, range_=ATTRIBUTE_TEXT,
        gtype=st.sampled_from(["sphere", "capsule", "cylinder", "box", "plane", "x"]))
 def test_random_attribute_values_load_or_raise_model_load_error(tmp_path, size, pos, axis,
@@ -400,3 +408,24 @@ def test_random_attribute_values_load_or_raise_model_load_error(tmp_path, size, 
         return
     for body in parsed.bodies:
         build(body)
+
+
+def test_world_reads_mjcf_and_klampt_xml_apart_by_root_element(tmp_path):
+    world = WorldModel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        world.readFile(MJCF_DIR / "inverted_pendulum.xml")
+    assert [world.robot(i).getName() for i in range(world.numRobots())] == [
+        "inverted pendulum", "inverted pendulum_1"]
+    assert world.robot(1).numLinks() == 5
+    mass = sum(world.robot(1).link(i).getMass().getMass() for i in range(5))
+    pole = 1000 * capsule_volume(0.049, math.hypot(0.001, 0.6))
+    cart = 1000 * capsule_volume(0.1, 0.2)
+    assert mass == pytest.approx(pole + cart, rel=1e-9)
+    # a Klamp't world is still a Klamp't world, and nothing is added from a broken MJCF
+    bad = tmp_path / "bad.xml"
+    bad.write_text('<mujoco><worldbody><body><geom size="1"/></body>'
+                   '<body><geom size="nan"/></body></worldbody></mujoco>')
+    with pytest.raises(MJCFError):
+        world.loadFile(bad)
+    assert world.numRobots() == 2

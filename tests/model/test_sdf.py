@@ -272,3 +272,17 @@ def test_random_values_load_or_raise_model_load_error(tmp_path, pose, size, xyz,
         return
     for body in parsed.bodies:
         build(body)
+
+
+def test_world_reads_sdf_files_as_robots():
+    world = WorldModel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        world.readFile(DATA / "stadium.sdf")
+        world.readFile(DATA / "kuka_iiwa" / "model.sdf")
+    names = [world.robot(i).getName() for i in range(world.numRobots())]
+    assert names == ["roboschool/models_outdoor/stadium/part0.obj",
+                     "roboschool/models_outdoor/stadium/part1.obj", "part2.obj", "lbr_iiwa"]
+    kuka = world.robot("lbr_iiwa")
+    assert kuka.numJoints() == 7 and not kuka.isFloatingBase()
+    assert kuka.getTotalMass() == pytest.approx(4 + 4 + 3 + 2.7 + 1.7 + 1.8 + 0.3)
