@@ -11,11 +11,13 @@ robot_v_des[r], robot_tau_ext[r], free_wrench (n, 6).
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport fabs, isfinite, sqrt
-from libc.stdlib cimport free, malloc
+from libc.math cimport fabs, isfinite, sqrt, INFINITY
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memmove
 
 from sim_node.engine import state
+from sim_node.engine.constraint cimport (UCONS_FIXED, UCONS_GEAR, UCONS_MAX_ROWS,
+                                         UCONS_POINT2POINT, UCONS_PRISMATIC, UserConstraintC)
 from sim_node.engine.queries import aabb, contacts, distance, raycast
 from sim_node.engine.pipeline.actuation cimport advance_target
 from sim_node.engine.pipeline.feedback cimport feedback_entry
@@ -70,6 +72,18 @@ class BodyKind(enum.IntEnum):
     KINEMATIC = BODY_KINEMATIC
     FREE = BODY_FREE
     ROBOT = BODY_ROBOT
+
+
+class ConstraintKind(enum.IntEnum):
+    """A user constraint's kind (constraint.pxd UserConstraintKind) and its rows: FIXED 6,
+    POINT2POINT 3, GEAR 1, PRISMATIC 5."""
+    FIXED = UCONS_FIXED
+    POINT2POINT = UCONS_POINT2POINT
+    GEAR = UCONS_GEAR
+    PRISMATIC = UCONS_PRISMATIC
+
+
+CONSTRAINT_ROWS = {UCONS_FIXED: 6, UCONS_POINT2POINT: 3, UCONS_GEAR: 1, UCONS_PRISMATIC: 5}
 
 
 class Status(enum.IntEnum):
@@ -656,6 +670,57 @@ cdef class Scene:
         return {name: d.stage_calls[i] for i, name in enumerate(STAGE_NAMES)}
 
     # -- state ---------------------------------------------------------------------------
+    # -- user constraints (pipeline/user_constraints.pyx) ----------------------------------
+    @property
+    def nconstraint(self): return self.model.nucons
+
+    def set_constraints(self, specs):
+        """Replace the user constraints by `specs`, a list of dicts: kind (ConstraintKind),
+        body_a (collision body), body_b (collision body or -1: the world), R_a (3x3), p_a (3)
+        [m]: frame on body a in its body frame, R_b, p_b: on body b (world frame when -1);
+        axis (3, PRISMATIC: slide axis in frame a, nonzero); max_force (>= 0, inf allowed)
+        [N or N m]; erp (in [0, 1]); GEAR: dof_a, dof_b (scalar joint DOFs of the robots of
+        body_a and body_b, indices into their v), ratio, target [rad or m], dof_aux (a DOF of
+        robot a or -1); lam (optional, UCONS_MAX_ROWS row impulses to warm start from). Every
+        spec is checked before anything changes (ValueError naming the spec and the field)."""
+        cdef SceneModel m = self.model
+        cdef SceneData d = self.data
+        cdef int n = len(specs), i, k, r
+        cdef UserConstraintC* out = <UserConstraintC*> malloc(max(1, n) * sizeof(UserConstraintC))
+        lams = np.zeros((n, UCONS_MAX_ROWS))
+        try:
+            for i, spec in enumerate(specs):
+                _constraint_spec(m, spec, i, &out[i], lams[i])
+        except BaseException:
+            free(out)
+            raise
+        free(m.ucons)
+        m.ucons = out
+        m.nucons = n
+        d.ucons_lam = <double*> realloc(d.ucons_lam, max(1, n * UCONS_MAX_ROWS) * sizeof(double))
+        for i in range(n):
+            for k in range(UCONS_MAX_ROWS):
+                d.ucons_lam[UCONS_MAX_ROWS * i + k] = lams[i, k]
+        d.nurow = 0
+        for r in range(m.nrobot):
+            d.robots[r].constrained = 0
+        for i in range(n):
+            for k in (out[i].body_a, out[i].body_b):
+                if k >= 0 and m.bodies[k].kind == BODY_ROBOT:
+                    d.robots[m.bodies[k].index].constrained = 1
+        self.refresh()
+
+    def constraint_impulses(self):
+        """(nconstraint, UCONS_MAX_ROWS) the impulse of each constraint row over the last step
+        [N s or N m s] (rows in the order of user_constraints.pyx; unused entries 0): divided
+        by last_dt, the constraint forces."""
+        cdef SceneData d = self.data
+        out = np.empty((self.model.nucons, UCONS_MAX_ROWS))
+        cdef int i
+        for i in range(self.model.nucons * UCONS_MAX_ROWS):
+            out[i // UCONS_MAX_ROWS, i % UCONS_MAX_ROWS] = d.ucons_lam[i]
+        return out
+
     def get_state(self):
         """Everything a restored run needs to continue bit for bit, as bytes: time, robot
         states and actuator commands, free-body states, warm-start caches (state.pyx)."""
@@ -664,6 +729,86 @@ cdef class Scene:
     def set_state(self, bytes state_bytes):
         """Restore get_state's bytes of a scene built the same way (checked before use)."""
         state.set_state(self.model, self.data, state_bytes)
+
+
+cdef _constraint_spec(SceneModel m, spec, int i, UserConstraintC* c, double[::1] lam):
+    # one user constraint spec checked and written into c (Scene.set_constraints)
+    where = f"constraint {i}"
+    try:
+        kind = spec["kind"]
+        if kind not in CONSTRAINT_ROWS:
+            raise ValueError(f"{where}: unknown kind {kind!r}; valid: "
+                             f"{', '.join(f'{int(k)} ({k.name})' for k in ConstraintKind)}")
+        c.kind = kind
+        c.body_a = spec["body_a"]
+        c.body_b = spec["body_b"]
+    except KeyError as e:
+        raise ValueError(f"{where}: missing field {e}") from None
+    if not 0 <= c.body_a < m.nbody:
+        raise ValueError(f"{where}: body_a {c.body_a} out of range [0, {m.nbody})")
+    if not -1 <= c.body_b < m.nbody:
+        raise ValueError(f"{where}: body_b {c.body_b} out of range [-1, {m.nbody})")
+    if c.body_a == c.body_b:
+        raise ValueError(f"{where}: body_a and body_b are the same body {c.body_a}")
+    cdef int k
+    frames = []
+    for name in ("a", "b"):
+        R = np.asarray(spec.get(f"R_{name}", np.eye(3)), dtype=np.float64)
+        p = np.asarray(spec.get(f"p_{name}", np.zeros(3)), dtype=np.float64)
+        if R.shape != (3, 3) or not np.all(np.isfinite(R)) \
+                or not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
+            raise ValueError(f"{where}: R_{name} must be a 3x3 rotation matrix")
+        if p.shape != (3,) or not np.all(np.isfinite(p)):
+            raise ValueError(f"{where}: p_{name} must be 3 finite numbers [m]")
+        frames.append((R.reshape(-1), p))
+    for k in range(9):
+        c.R_a[k] = frames[0][0][k]
+        c.R_b[k] = frames[1][0][k]
+    for k in range(3):
+        c.p_a[k] = frames[0][1][k]
+        c.p_b[k] = frames[1][1][k]
+    axis = np.asarray(spec.get("axis", (0.0, 0.0, 1.0)), dtype=np.float64)
+    if axis.shape != (3,) or not np.all(np.isfinite(axis)) or not np.linalg.norm(axis) > 1e-9:
+        raise ValueError(f"{where}: axis must be 3 finite numbers, not zero")
+    axis = axis / np.linalg.norm(axis)
+    for k in range(3):
+        c.axis[k] = axis[k]
+    c.max_force = float(spec.get("max_force", INFINITY))
+    if not c.max_force >= 0.0:
+        raise ValueError(f"{where}: max_force must be >= 0 (inf allowed), got {c.max_force}")
+    c.erp = float(spec.get("erp", 0.2))
+    if not 0.0 <= c.erp <= 1.0:
+        raise ValueError(f"{where}: erp must be in [0, 1], got {c.erp}")
+    c.ratio = float(spec.get("ratio", 1.0))
+    c.target = float(spec.get("target", 0.0))
+    if not (isfinite(c.ratio) and isfinite(c.target)):
+        raise ValueError(f"{where}: ratio and target must be finite")
+    c.dof_a = spec.get("dof_a", -1)
+    c.dof_b = spec.get("dof_b", -1)
+    c.dof_aux = spec.get("dof_aux", -1)
+    cdef const RobotC* rob
+    if c.kind == UCONS_GEAR:
+        if c.body_b < 0:
+            raise ValueError(f"{where}: a gear joins two robot joints; body_b is the world")
+        for side, body, dof in (("a", c.body_a, c.dof_a), ("b", c.body_b, c.dof_b),
+                                ("aux", c.body_a, c.dof_aux)):
+            if side == "aux" and dof == -1:
+                continue
+            if m.bodies[body].kind != BODY_ROBOT:
+                raise ValueError(f"{where}: a gear's body_{side if side != 'aux' else 'a'} must be "
+                                 "a robot body")
+            rob = &m.robots[m.bodies[body].index]
+            if not 0 <= dof < rob.model.nv or rob.dof_q[dof] < 0 \
+                    or (rob.has_ball and rob.dof_ball[dof] >= 0):
+                raise ValueError(f"{where}: dof_{side} {dof} is not a scalar joint DOF of its "
+                                 f"robot (0 .. {rob.model.nv - 1}, revolute or prismatic)")
+    values = spec.get("lam")
+    if values is not None:
+        values = np.asarray(values, dtype=np.float64).reshape(-1)
+        if values.shape != (UCONS_MAX_ROWS,) or not np.all(np.isfinite(values)):
+            raise ValueError(f"{where}: lam must be {UCONS_MAX_ROWS} finite impulses")
+        for k in range(UCONS_MAX_ROWS):
+            lam[k] = values[k]
 
 
 cdef unsigned long long* _pair_keys(list pairs) except NULL:

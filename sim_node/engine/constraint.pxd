@@ -74,3 +74,51 @@ ctypedef struct RowC:
     double D              # (M^-1)[dof, dof]
     double target         # velocity the solve aims at
     double lam            # accumulated impulse
+
+# User constraints (PyBullet's createConstraint): bilateral rows holding a frame of body a on a
+# frame of body b (b = -1: the world). Their definitions are the SceneModel's (Scene
+# set_constraints, between steps); their rows and warm starts the SceneData's.
+cdef enum UserConstraintKind:
+    UCONS_FIXED = 0       # 6 rows: the two frames coincide
+    UCONS_POINT2POINT = 1 # 3 rows: the two frame origins coincide (a ball joint)
+    UCONS_GEAR = 2        # 1 row: qdot_a + ratio qdot_b = qdot_aux (DOFs of robot joints)
+    UCONS_PRISMATIC = 3   # 5 rows: the frames coincide but for a slide along the axis
+
+cdef enum:
+    UCONS_MAX_ROWS = 6
+
+ctypedef struct UserConstraintC:
+    int kind              # UserConstraintKind
+    int body_a            # collision bodies (body_b may be -1: the world)
+    int body_b
+    double R_a[9]         # frame on body a in its body frame (rotation, origin [m]); the
+    double p_a[3]         # world frame when the body is -1
+    double R_b[9]
+    double p_b[3]
+    double axis[3]        # PRISMATIC: unit slide axis in frame a's axes
+    double max_force      # |force| bound of every row [N or N m] (impulse max_force dt)
+    double erp            # fraction of the position error removed per step (Baumgarte)
+    double ratio          # GEAR: the gear ratio
+    double target         # GEAR: relative position target of q_a + ratio q_b [rad or m]
+    int dof_a             # GEAR: DOF of robot a / b in the robot's velocity vector
+    int dof_b
+    int dof_aux           # GEAR: DOF of robot a whose velocity the pair follows (-1: none)
+
+ctypedef struct UserRowC:
+    # one bilateral row: u = bias + J_a vel[vel_a:] + J_b vel[vel_b:]
+    int cons              # its constraint
+    int row               # its index among the constraint's rows
+    int ja                # offsets in jw of the J row and the W = M^-1 J^T column of each side
+    int wa                # (-1: the side has no DOFs)
+    int jb
+    int wb
+    int nv_a
+    int nv_b
+    int vel_a
+    int vel_b
+    double D              # J M^-1 J^T
+    double bias           # velocity contributed by kinematic sides [m/s or rad/s]
+    double target         # velocity the solve aims at (Baumgarte: -erp error / dt)
+    double lo             # impulse bounds [N s or N m s]
+    double hi
+    double lam            # accumulated impulse

@@ -1,7 +1,7 @@
 # The mutable part of a scene (MuJoCo's mjData): state, actuator commands, and every stage's
 # output and scratch. Each field: shape, unit, and the stage (pipeline/<module>) that sets it.
 # "user": set from Python between steps (Scene setters, or writing the exposed arrays).
-from sim_node.engine.constraint cimport ContactC, PatchC, RowC
+from sim_node.engine.constraint cimport ContactC, PatchC, RowC, UserRowC
 from sim_node.engine.geometry cimport RawContact
 from sim_node.engine.scene_model cimport SceneModel
 from sim_node.engine.types cimport (BodyStateC, CacheEntry, FeedbackC, NSTAGE, PatchCache,
@@ -23,6 +23,9 @@ cdef class SceneData:
     cdef readonly object free_wrench  # (nfree, 6) numpy view of fwrench
     cdef CacheEntry* cache            # [ncache] contacts' normal impulses of the last step (record)
     cdef int ncache, cache_cap
+    cdef double* ucons_lam            # [UCONS_MAX_ROWS * nucons] user constraints' row impulses
+                                      # of the last step [N s or N m s] (record; user:
+                                      # Scene.set_constraints)
     cdef PatchCache* pcache           # [npcache] patches' friction impulses of the last step,
     cdef int npcache, pcache_cap      # sorted by (body_a, body_b) (record)
     # -- status --
@@ -55,6 +58,9 @@ cdef class SceneData:
     cdef RowC* rows                   # [nrow] joint limit and dry friction rows (constraints),
     cdef readonly int nrow            # impulses (solve)
     cdef int row_cap
+    cdef UserRowC* urows              # [nurow] user constraint rows (constraints), impulses
+    cdef readonly int nurow           # (solve)
+    cdef int urow_cap
     cdef double* vel                  # [nvel] velocities: unconstrained (dynamics), then
                                       # constrained (solve) [m/s, rad/s]
     cdef double* vel0                 # [nvel] velocities at the start of the step (dynamics)

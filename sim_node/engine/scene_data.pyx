@@ -6,7 +6,7 @@ cimport numpy as cnp
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
-from sim_node.engine.constraint cimport ContactC, PatchC, RowC
+from sim_node.engine.constraint cimport ContactC, PatchC, RowC, UserRowC
 from sim_node.engine.geometry cimport RawContact
 from sim_node.engine.model cimport Data, Model
 from sim_node.engine.scene_model cimport SceneModel
@@ -36,6 +36,8 @@ cdef class SceneData:
         self.patches = NULL
         self.pcache = NULL
         self.rows = NULL
+        self.urows = NULL
+        self.ucons_lam = NULL
         self.jw = NULL
         self.path_dofs = NULL
         self.iinv_world = NULL
@@ -60,6 +62,8 @@ cdef class SceneData:
         free(self.patches)
         free(self.pcache)
         free(self.rows)
+        free(self.urows)
+        free(self.ucons_lam)
         free(self.jw)
         free(self.path_dofs)
         free(self.iinv_world)
@@ -104,6 +108,7 @@ cdef class SceneData:
             r.minv_valid = 0
             r.factored = 0
             r.collidable = 0
+            r.constrained = 0
             self.robot_data.append(data)
             mode = np.empty(nv, dtype=np.int32)
             for k in range(nv):
@@ -201,6 +206,9 @@ cdef class SceneData:
         self.patches = <PatchC*> malloc(self.patch_cap * sizeof(PatchC))
         self.row_cap = 32
         self.rows = <RowC*> malloc(self.row_cap * sizeof(RowC))
+        self.urow_cap = 8
+        self.urows = <UserRowC*> malloc(self.urow_cap * sizeof(UserRowC))
+        self.nurow = 0
         self.iinv_world = <double*> malloc(max(1, model.nfree) * 9 * sizeof(double))
         # (a body's path has at most ncol columns, a mimic column naming its leader's DOF)
         self.path_dofs = <int*> malloc(max([1] + [robot.ncol for robot in model.robot_models])

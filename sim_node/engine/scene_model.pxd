@@ -1,6 +1,7 @@
 # The constant part of a scene (MuJoCo's mjModel): built once from the world, never written by
 # the step. The Scene's setters change surfaces, padding, enabling, filters, kinematic flags,
 # gravity and solver settings between steps.
+from sim_node.engine.constraint cimport UserConstraintC
 from sim_node.engine.geometry cimport MeshC
 from sim_node.engine.types cimport BodyC, FreeBodyC, RobotC, ShapeDefC
 
@@ -22,6 +23,8 @@ cdef class SceneModel:
     cdef int ndisabled                # pairs of world IDs
     cdef unsigned long long* enabled  # [nenabled] the same for pairs enabled by override: they
     cdef int nenabled                 # collide whatever their group / mask (PyBullet's pair filter)
+    cdef UserConstraintC* ucons       # [nucons] user constraints (Scene.set_constraints)
+    cdef readonly int nucons
     cdef readonly list robot_models   # [nrobot] the robots' Model objects
     cdef readonly list robot_joint_offset    # first DOF of the joints (6 after a floating base, else 0)
     cdef readonly list robot_joint_q_offset  # first q entry of the joints (7 or 0)

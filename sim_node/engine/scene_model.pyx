@@ -35,6 +35,8 @@ cdef class SceneModel:
         self.ndisabled = 0
         self.enabled = NULL
         self.nenabled = 0
+        self.ucons = NULL
+        self.nucons = 0
 
     def __dealloc__(self):
         free(self.robots)
@@ -44,6 +46,7 @@ cdef class SceneModel:
         free(self.meshes)
         free(self.disabled)
         free(self.enabled)
+        free(self.ucons)
 
     def __init__(self, *, robots, free_bodies, bodies, shapes, meshes, gravity=(0.0, 0.0, -9.81),
                  max_contacts=20, max_iterations=30, tolerance=1e-5, regularization=0.02):

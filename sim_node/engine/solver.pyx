@@ -12,7 +12,9 @@ Velocities after the step are vel = vel_free + M^-1 J^T lambda. The unknowns:
                 a five-dimensional null space that Gauss-Seidel wanders in for hundreds of
                 sweeps (a stack of boxes then jitters);
     joint rows  a bounded impulse per robot DOF: limits (lambda >= 0), dry friction
-                (|lambda| <= friction dt).
+                (|lambda| <= friction dt);
+    user rows   a bounded impulse per row of a user constraint (|lambda| <= max_force dt,
+                pipeline/user_constraints.pyx), one row at a time.
 Each visit of a patch reads its rows' velocities once, updates its rows keeping those velocities
 current through the patch's own Delassus matrix A (normal rows, then t1, t2, torsion; built once
 per step) — a column of A per update instead of a pass over the bodies' DOFs, which matters for
@@ -36,7 +38,7 @@ stop when no impulse changes by more than `tolerance` times the largest one, or 
 """
 from libc.math cimport fabs, sqrt
 
-from sim_node.engine.constraint cimport ContactC, PatchC, RowC
+from sim_node.engine.constraint cimport ContactC, PatchC, RowC, UserRowC
 
 
 cdef inline void _side_apply1(const double* W, double* vel, int nv, double d) noexcept nogil:
@@ -285,9 +287,33 @@ cdef inline double _solve_row(RowC* r, const double* jw, double* vel) noexcept n
     return fabs(d)
 
 
+cdef inline double _solve_user_row(UserRowC* r, const double* jw, double* vel) noexcept nogil:
+    # one update of a user constraint row: u = bias + J_a vel_a + J_b vel_b, bounded impulse
+    cdef double u = r.bias
+    cdef double lam, d
+    if r.ja >= 0:
+        u = _dot_acc(u, &jw[r.ja], &vel[r.vel_a], r.nv_a)
+    if r.jb >= 0:
+        u = _dot_acc(u, &jw[r.jb], &vel[r.vel_b], r.nv_b)
+    lam = r.lam - (u - r.target) / r.D
+    if lam < r.lo:
+        lam = r.lo
+    elif lam > r.hi:
+        lam = r.hi
+    d = lam - r.lam
+    r.lam = lam
+    if d != 0.0:
+        if r.wa >= 0:
+            _axpy(&vel[r.vel_a], &jw[r.wa], d, r.nv_a)
+        if r.wb >= 0:
+            _axpy(&vel[r.vel_b], &jw[r.wb], d, r.nv_b)
+    return fabs(d)
+
+
 cdef int pgs_solve(ContactC* contacts, PatchC* patches, int npatch, RowC* rows, int nrow,
-                   const double* jw, const double* blocks, double* vel, int max_iterations,
-                   double tolerance, double regularization) noexcept nogil:
+                   UserRowC* urows, int nurow, const double* jw, const double* blocks,
+                   double* vel, int max_iterations, double tolerance,
+                   double regularization) noexcept nogil:
     # (vel_free, warm-started impulses) => (vel, impulses)
     cdef int it, i, k
     cdef double change, scale
@@ -311,6 +337,12 @@ cdef int pgs_solve(ContactC* contacts, PatchC* patches, int npatch, RowC* rows, 
         if rows[i].lam != 0.0:
             for k in range(rows[i].nv):
                 vel[rows[i].vel0 + k] += jw[rows[i].wcol + k] * rows[i].sign * rows[i].lam
+    for i in range(nurow):
+        if urows[i].lam != 0.0:
+            if urows[i].wa >= 0:
+                _axpy(&vel[urows[i].vel_a], &jw[urows[i].wa], urows[i].lam, urows[i].nv_a)
+            if urows[i].wb >= 0:
+                _axpy(&vel[urows[i].vel_b], &jw[urows[i].wb], urows[i].lam, urows[i].nv_b)
     for it in range(max_iterations):
         change = 0.0
         scale = 0.0
@@ -321,7 +353,13 @@ cdef int pgs_solve(ContactC* contacts, PatchC* patches, int npatch, RowC* rows, 
             for i in range(nrow):
                 change = max(change, _solve_row(&rows[i], jw, vel))
                 scale = max(scale, fabs(rows[i].lam))
+            for i in range(nurow):
+                change = max(change, _solve_user_row(&urows[i], jw, vel))
+                scale = max(scale, fabs(urows[i].lam))
         else:
+            for i in range(nurow - 1, -1, -1):
+                change = max(change, _solve_user_row(&urows[i], jw, vel))
+                scale = max(scale, fabs(urows[i].lam))
             for i in range(nrow - 1, -1, -1):
                 change = max(change, _solve_row(&rows[i], jw, vel))
                 scale = max(scale, fabs(rows[i].lam))

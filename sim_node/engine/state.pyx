@@ -1,15 +1,17 @@
 """The complete simulation state of a scene as bytes (DESIGN.md §2: a restored run continues bit
 for bit): time, per robot its state, solver warm starts and actuator commands with their
-memory, the free bodies' states, and the contact warm-start caches.
+memory, the free bodies' states, the user constraints' impulses and the contact warm-start caches.
 
 Layout (float64 each): time; per array group of `_state_arrays` each robot's array; free_state
-(nfree x 13); ncache, npcache; the contact cache (ncache x 6: body_a, body_b, point in a's frame
+(nfree x 13); the user constraints' row impulses (nucons x UCONS_MAX_ROWS: their warm start;
+none without constraints, so a scene without them keeps its layout); ncache, npcache; the contact cache (ncache x 6: body_a, body_b, point in a's frame
 (3), normal impulse); the patch cache (npcache x 9: body_a, body_b, friction (3), torsion, first,
 count, touched)."""
 import numpy as np
 
 from libc.stdlib cimport realloc
 
+from sim_node.engine.constraint cimport UCONS_MAX_ROWS
 from sim_node.engine.pipeline.kinematics cimport kinematics
 from sim_node.engine.scene_data cimport SceneData
 from sim_node.engine.scene_model cimport SceneModel
@@ -28,8 +30,11 @@ def _state_arrays(SceneData d):
 def get_state(SceneModel m, SceneData d):
     """Everything a restored run needs to continue bit for bit, as bytes (module docstring)."""
     cdef int i, k
+    lam = np.empty(UCONS_MAX_ROWS * m.nucons)
+    for i in range(UCONS_MAX_ROWS * m.nucons):
+        lam[i] = d.ucons_lam[i]
     parts = [np.array([d.time]), *(a for group in _state_arrays(d) for a in group),
-             d.free_state.reshape(-1)]
+             d.free_state.reshape(-1), lam]
     cache = np.empty((d.ncache, 6))
     for i in range(d.ncache):
         cache[i, 0] = d.cache[i].body_a
@@ -57,7 +62,8 @@ def set_state(SceneModel m, SceneData d, bytes state):
     anything is changed. The contacts of the last step are dropped; placements recomputed."""
     cdef int i, k
     arrays = _state_arrays(d)
-    fixed = 1 + sum(a.size for group in arrays for a in group) + d.free_state.size
+    cdef int nlam = UCONS_MAX_ROWS * m.nucons
+    fixed = 1 + sum(a.size for group in arrays for a in group) + d.free_state.size + nlam
     values = np.frombuffer(state, dtype=np.float64)
     if values.size < fixed + 2:
         raise ValueError("state does not belong to this scene (too short)")
@@ -82,6 +88,9 @@ def set_state(SceneModel m, SceneData d, bytes state):
             a[:] = values[offset:offset + a.size]
             offset += a.size
     d.free_state[:] = values[offset:offset + d.free_state.size].reshape(d.free_state.shape)
+    offset += d.free_state.size
+    for i in range(nlam):
+        d.ucons_lam[i] = values[offset + i]
     cache = values[fixed + 2:fixed + 2 + 6 * ncache].reshape(ncache, 6)
     pcache = values[fixed + 2 + 6 * ncache:].reshape(npcache, 9)
     if ncache > d.cache_cap:
@@ -109,7 +118,7 @@ def set_state(SceneModel m, SceneData d, bytes state):
     d.npcache = npcache
     d.status = STATUS_NORMAL
     # the contacts of the last step belong to the state left behind: none until a step
-    d.ncontact = d.npatch = d.nrow = 0
+    d.ncontact = d.npatch = d.nrow = d.nurow = 0
     with nogil:
         kinematics(m, d, 0.0)
 

@@ -182,6 +182,8 @@ ctypedef struct RobotStateC:
     int minv_valid        # data.Minv holds B(q)^-1 of this step
     int factored          # data.M, data.L hold B(q) and its LTDL factor of this step
     int collidable        # some of its bodies are collidable (else no collision kinematics)
+    int constrained       # a user constraint holds one of its bodies (its kinematics runs
+                          # every step even when nothing can collide with it)
     double* q             # [nq]
     double* v             # [nv]
     double* q_next        # [nq] scratch for the integration

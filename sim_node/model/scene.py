@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from transforms3d.quaternions import mat2quat
 
-from sim_node.engine.api import BodyKind, Scene
+from sim_node.engine.api import BodyKind, ConstraintKind, Scene
 from sim_node.model import geometry as geo
 
 # engine codes (geometry.pxd ShapeType, types.pxd BodyKind)
@@ -322,6 +322,61 @@ def build_scene(world, **scene_options) -> SceneLayout:
     options.update(scene_options)
     scene = Scene(robots=robots, free_bodies=free_bodies, bodies=bodies, shapes=shapes,
                   meshes=meshes.specs, **options)
+    constraints = world.constraints() if hasattr(world, "constraints") else []
+    if constraints:
+        scene.set_constraints(constraint_specs(constraints, body_of_id))
     return SceneLayout(scene=scene, body_of_id=body_of_id, id_of_body=[b["id"] for b in bodies],
                        free_of_object=free_of_object, robot_first_body=robot_first_body,
                        shape_owner=shape_owner)
+
+
+# user constraints (sim_node.model.constraints) -> Scene.set_constraints specs
+CONSTRAINT_KINDS = {"fixed": ConstraintKind.FIXED, "point2point": ConstraintKind.POINT2POINT,
+                    "gear": ConstraintKind.GEAR, "prismatic": ConstraintKind.PRISMATIC}
+
+
+def scalar_dof(link) -> int:
+    """The velocity index (in its robot's v) of a robot link's joint DOF; -1 unless the joint
+    is revolute, continuous or prismatic (and not a mimic)."""
+    st = link.getRobot().structure
+    joint = st.link_joint[link.getIndex()]
+    if st.joint_type.get(joint) not in ("revolute", "continuous", "prismatic"):
+        return -1
+    return st.joint_v_index[joint]
+
+
+def _constraint_frame(entity, R, p, body_of_id) -> tuple:
+    """(collision body, R, p): a frame given in an entity's frame (a robot link's URDF frame, a
+    rigid object's frame), in its collision body's frame (-1 and the world frame for None)."""
+    R = np.asarray(R, dtype=float)
+    p = np.asarray(p, dtype=float)
+    if entity is None:
+        return -1, R, p
+    body = body_of_id[entity.getID()]
+    if hasattr(entity, "getRobot"):
+        frame = entity.getRobot().structure.link_frames[entity.getIndex()]
+        # the link frame in its body's frame (in the world's for links welded to it: their
+        # static body is placed at the world origin)
+        return body, frame.R @ R, frame.p + frame.R @ p
+    return body, R, p
+
+
+def constraint_specs(constraints, body_of_id, impulses=None) -> list:
+    """The Scene.set_constraints specs of `constraints` (Constraint objects, in order), their
+    bodies looked up in body_of_id (world ID -> collision body). impulses: uid -> the row
+    impulses of the last step (their warm start), or None."""
+    specs = []
+    for c in constraints:
+        body_a, R_a, p_a = _constraint_frame(c.parent, *c.parent_frame, body_of_id)
+        body_b, R_b, p_b = _constraint_frame(c.child, *c.child_frame, body_of_id)
+        spec = dict(kind=CONSTRAINT_KINDS[c.kind], body_a=body_a, body_b=body_b, R_a=R_a,
+                    p_a=p_a, R_b=R_b, p_b=p_b, axis=np.asarray(c.axis, dtype=float),
+                    max_force=float(c.max_force), erp=float(c.erp),
+                    ratio=float(c.gear_ratio), target=float(c.relative_position_target))
+        if c.kind == "gear":
+            spec.update(dof_a=scalar_dof(c.parent), dof_b=scalar_dof(c.child),
+                        dof_aux=-1 if c.gear_aux is None else scalar_dof(c.gear_aux))
+        if impulses is not None and c.uid in impulses:
+            spec["lam"] = impulses[c.uid]
+        specs.append(spec)
+    return specs

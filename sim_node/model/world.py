@@ -43,6 +43,8 @@ class WorldModel:
         self._id_names: list[str] = []
         self._id_owner: list = []
         self.source = None
+        self._constraints: dict = {}     # uid -> Constraint (model/constraints.py), in order
+        self._next_constraint = 0
 
     # -- loading -----------------------------------------------------------------------
     def readFile(self, path) -> bool:
@@ -246,6 +248,9 @@ class WorldModel:
         for entities in (self._robots, self._objects, self._terrains):
             if any(e is entity for e in entities):
                 entities.remove(entity)
+                # the constraints on it go with it
+                self._constraints = {uid: c for uid, c in self._constraints.items()
+                                     if not any(e is entity for e in c.entities())}
                 entity._id = -1
                 if isinstance(entity, RobotModel):
                     entity.world = None
@@ -254,6 +259,34 @@ class WorldModel:
                 self._assign_ids()
                 return
         raise ValueError(f"{entity!r} is not in this world")
+
+    # -- user constraints (model/constraints.py) -----------------------------------------
+    def addConstraint(self, constraint) -> int:
+        """Add a Constraint whose entities are in this world; returns its unique id (from 0,
+        never reused by this world). ValueError when it cannot be simulated."""
+        constraint.check()
+        for entity in constraint.entities():
+            if not any(e is entity for e in (*self._robots, *self._objects)):
+                raise ValueError(f"constraint: {entity!r} is not in this world")
+        constraint.uid = self._next_constraint
+        self._next_constraint += 1
+        self._constraints[constraint.uid] = constraint
+        return constraint.uid
+
+    def removeConstraint(self, uid: int):
+        """Remove the constraint with this unique id (KeyError when there is none)."""
+        if uid not in self._constraints:
+            raise KeyError(f"no constraint with unique id {uid}")
+        del self._constraints[uid]
+
+    def constraint(self, uid: int):
+        if uid not in self._constraints:
+            raise KeyError(f"no constraint with unique id {uid}")
+        return self._constraints[uid]
+
+    def constraints(self) -> list:
+        """The constraints in the order they were added."""
+        return list(self._constraints.values())
 
     # -- access --------------------------------------------------------------------------
     def numRobots(self) -> int:

@@ -25,7 +25,7 @@ import numpy as np
 
 from sim_node.engine.api import Status
 from sim_node.model.robot import RobotModel, RobotModelLink, normalized_config
-from sim_node.model.scene import build_scene
+from sim_node.model.scene import build_scene, constraint_specs
 from sim_node.model.world import RigidObjectModel, TerrainModel, WorldModel
 from sim_node.sim import bounds, entities
 from sim_node.sim.entities import all_entities as _entities
@@ -74,6 +74,7 @@ class Simulator:
             raise ValueError(f"the world cannot be simulated: {geometry_problem(error)}") \
                 from None
         self._scene = self._layout.scene
+        self._constraint_uids = [c.uid for c in world.constraints()]
         self._check_surfaces()
         self._sim_dt = float(world.simulation.physics_dt)
         self._status = STATUS_NORMAL
@@ -457,6 +458,7 @@ class Simulator:
         options = dict(gravity=scene.get_gravity(), max_iterations=scene.max_iterations,
                        tolerance=scene.tolerance, regularization=scene.regularization)
         time = scene.time
+        impulses = self._constraint_impulses()
         change(world)
         try:
             layout = build_scene(world, **options)
@@ -468,6 +470,7 @@ class Simulator:
         self._layout = layout
         self._scene = scene = self._layout.scene
         scene.set_time(time)
+        self._install_constraints(impulses)
         self._bodies, self._qdata, self._pending = {}, {}, {}
         previous = list(self._controllers)
         self._controllers = []
@@ -632,6 +635,82 @@ class Simulator:
     def getActualTorque(self, robot) -> np.ndarray:
         """Actuator torques of the last step (nv; zero on floating-base DOFs)."""
         return self._scene.robot_tau[self._robot_index(robot)].copy()
+
+    # -- user constraints (sim_node.model.constraints; engine: pipeline/user_constraints) --
+    def addConstraint(self, constraint) -> int:
+        """Add a Constraint (sim_node.model.constraints) between entities of this world to
+        the world and the simulation; returns its unique id. It acts from the next step and
+        stays through addEntity / removeEntity (removing one of its entities removes it).
+        ValueError when it cannot be simulated (nothing is added)."""
+        uid = self._world.addConstraint(constraint)
+        try:
+            self._install_constraints()
+        except ValueError:
+            self._world.removeConstraint(uid)
+            self._install_constraints()
+            raise
+        return uid
+
+    def removeConstraint(self, uid: int):
+        """Remove the constraint with this unique id (ValueError when there is none)."""
+        try:
+            self._world.removeConstraint(uid)
+        except KeyError:
+            raise ValueError(f"removeConstraint: no constraint with unique id {uid!r}") from None
+        self._install_constraints()
+
+    def getConstraint(self, uid: int):
+        """The Constraint with this unique id (ValueError when there is none)."""
+        try:
+            return self._world.constraint(uid)
+        except (KeyError, TypeError):
+            raise ValueError(f"no constraint with unique id {uid!r}") from None
+
+    def changeConstraint(self, uid: int, **fields):
+        """Change fields of a constraint (child_frame, max_force, erp, gear_ratio, gear_aux,
+        relative_position_target, axis ...: the Constraint's fields); checked whole before
+        anything changes (ValueError)."""
+        import dataclasses
+        constraint = self.getConstraint(uid)
+        fixed = {"uid", "kind", "parent"}
+        wrong = (set(fields) - {f.name for f in dataclasses.fields(constraint)}) | (set(fields) & fixed)
+        if wrong:
+            raise ValueError(f"changeConstraint: cannot change {', '.join(sorted(wrong))}; "
+                             f"valid: child, child_frame, parent_frame, axis, max_force, erp, "
+                             f"gear_ratio, gear_aux, relative_position_target")
+        trial = dataclasses.replace(constraint, **fields)
+        trial.check()
+        for name, value in fields.items():
+            setattr(constraint, name, value)
+        self._install_constraints()
+
+    def getConstraintForces(self, uid: int) -> np.ndarray:
+        """The force of each row of a constraint over the last step [N or N m] (FIXED 6:
+        force x y z, torque x y z, world axes; POINT2POINT 3; PRISMATIC 5: force along the
+        two directions across the axis, torque x y z; GEAR 1), from the parent's side."""
+        from sim_node.model.constraints import ROWS
+        constraint = self.getConstraint(uid)
+        index = [c.uid for c in self._world.constraints()].index(uid)
+        dt = self._scene.last_dt
+        impulses = self._scene.constraint_impulses()[index, :ROWS[constraint.kind]]
+        return impulses / dt if dt > 0.0 else np.zeros_like(impulses)
+
+    def _install_constraints(self, impulses=None):
+        # the world's constraints into the engine, each warm started from its impulses of the
+        # last step (by unique id)
+        if impulses is None:
+            impulses = self._constraint_impulses()
+        constraints = self._world.constraints()
+        self._scene.set_constraints(constraint_specs(constraints, self._layout.body_of_id,
+                                                     impulses))
+        self._constraint_uids = [c.uid for c in constraints]
+
+    def _constraint_impulses(self) -> dict:
+        # unique id -> the row impulses the engine holds
+        uids = getattr(self, "_constraint_uids", None)
+        if uids is None or len(uids) != self._scene.nconstraint:
+            return {}
+        return dict(zip(uids, self._scene.constraint_impulses()))
 
     # -- bodies ----------------------------------------------------------------------------
     def body(self, entity):

@@ -51,8 +51,8 @@ cdef void constraint_setup(SceneModel m, SceneData d, double dt) noexcept nogil:
     _world_inverse_inertias(m, d)
     for i in range(d.ncontact):
         c = &d.contacts[i]
-        _jacobian_rows(m, d, c.body_a, c.point, 1, c.normal, zero, 1.0, &c.jw_a, &c.nv_a, &c.vel_a)
-        _jacobian_rows(m, d, c.body_b, c.point, 1, c.normal, zero, -1.0, &c.jw_b, &c.nv_b, &c.vel_b)
+        jacobian_rows(m, d, c.body_a, c.point, 1, c.normal, zero, 1.0, &c.jw_a, &c.nv_a, &c.vel_a)
+        jacobian_rows(m, d, c.body_b, c.point, 1, c.normal, zero, -1.0, &c.jw_b, &c.nv_b, &c.vel_b)
         D1[0] = 0.0
         _add_jw(D1, 1, d.jw, c.jw_a, c.nv_a, c.jw_a, c.nv_a)
         _add_jw(D1, 1, d.jw, c.jw_b, c.nv_b, c.jw_b, c.nv_b)
@@ -61,8 +61,8 @@ cdef void constraint_setup(SceneModel m, SceneData d, double dt) noexcept nogil:
             _add_jw(D1, 1, d.jw, c.jw_b, c.nv_b, c.jw_a, c.nv_a)
         c.D = D1[0]
         # kinematic sides move with their set velocity: its part of the relative velocity
-        _kinematic_velocity(m, d, c.body_a, c.point, va)
-        _kinematic_velocity(m, d, c.body_b, c.point, vb)
+        kinematic_velocity(m, d, c.body_a, c.point, va)
+        kinematic_velocity(m, d, c.body_b, c.point, vb)
         for k in range(3):
             va[k] -= vb[k]
         c.bias = dot3(va, c.normal)
@@ -129,8 +129,8 @@ cdef void constraint_setup(SceneModel m, SceneData d, double dt) noexcept nogil:
             ang[k] = 0.0
             ang[3 + k] = 0.0
             ang[6 + k] = p.normal[k]
-        _kinematic_velocity(m, d, p.body_a, p.point, va)
-        _kinematic_velocity(m, d, p.body_b, p.point, vb)
+        kinematic_velocity(m, d, p.body_a, p.point, va)
+        kinematic_velocity(m, d, p.body_b, p.point, vb)
         for k in range(3):
             va[k] -= vb[k]
         p.bias[0] = dot3(va, p.t1)
@@ -142,8 +142,8 @@ cdef void constraint_setup(SceneModel m, SceneData d, double dt) noexcept nogil:
             p.bias[2] += dot3(&d.fstate[13 * ba.index + 10], p.normal)
         if bb.kind == BODY_FREE and m.free_bodies[bb.index].kinematic:
             p.bias[2] -= dot3(&d.fstate[13 * bb.index + 10], p.normal)
-        _jacobian_rows(m, d, p.body_a, p.point, 3, lin, ang, 1.0, &p.jw_a, &p.nv_a, &p.vel_a)
-        _jacobian_rows(m, d, p.body_b, p.point, 3, lin, ang, -1.0, &p.jw_b, &p.nv_b, &p.vel_b)
+        jacobian_rows(m, d, p.body_a, p.point, 3, lin, ang, 1.0, &p.jw_a, &p.nv_a, &p.vel_a)
+        jacobian_rows(m, d, p.body_b, p.point, 3, lin, ang, -1.0, &p.jw_b, &p.nv_b, &p.vel_b)
         for k in range(9):
             p.D[k] = 0.0
         _add_jw(p.D, 3, d.jw, p.jw_a, p.nv_a, p.jw_a, p.nv_a)
@@ -169,14 +169,14 @@ cdef void constraint_setup(SceneModel m, SceneData d, double dt) noexcept nogil:
 
 cdef void solve(SceneModel m, SceneData d) noexcept nogil:
     # (rows, blocks, vel) => vel, impulses (projected Gauss-Seidel); work counters
-    d.last_iterations = pgs_solve(d.contacts, d.patches, d.npatch, d.rows, d.nrow, d.jw,
-                                  d.blocks, d.vel, m.max_iterations, m.tolerance,
-                                  m.regularization)
+    d.last_iterations = pgs_solve(d.contacts, d.patches, d.npatch, d.rows, d.nrow, d.urows,
+                                  d.nurow, d.jw, d.blocks, d.vel, m.max_iterations,
+                                  m.tolerance, m.regularization)
     d.count_contacts += d.ncontact
-    d.count_row_updates += d.last_iterations * (d.ncontact + 3 * d.npatch + d.nrow)
+    d.count_row_updates += d.last_iterations * (d.ncontact + 3 * d.npatch + d.nrow + d.nurow)
 
 
-cdef int _reserve_jw(SceneData d, int n) noexcept nogil:
+cdef int reserve_jw(SceneData d, int n) noexcept nogil:
     # room for n more doubles in jw; returns the offset of the block
     cdef int off = d.jw_size
     if d.jw_size + n > d.jw_cap:
@@ -186,7 +186,7 @@ cdef int _reserve_jw(SceneData d, int n) noexcept nogil:
     return off
 
 
-cdef void _jacobian_rows(SceneModel m, SceneData d, int body, const double* point, int nrow,
+cdef void jacobian_rows(SceneModel m, SceneData d, int body, const double* point, int nrow,
                          const double* lin, const double* ang, double sign, int* jw_off,
                          int* nv, int* vel) noexcept nogil:
     # Rows r < nrow of `body`'s velocity: lin[r] . (velocity of the body point at `point`)
@@ -217,7 +217,7 @@ cdef void _jacobian_rows(SceneModel m, SceneData d, int body, const double* poin
             return
         state = &d.fstate[13 * b.index]
         n = 6
-        off = _reserve_jw(d, 2 * nrow * n)
+        off = reserve_jw(d, 2 * nrow * n)
         J = &d.jw[off]
         W = &d.jw[off + nrow * n]
         for k in range(3):
@@ -242,7 +242,7 @@ cdef void _jacobian_rows(SceneModel m, SceneData d, int body, const double* poin
         rs = &d.robots[b.index]
         robot_minv(m, d, b.index)
         n = rob.model.nv
-        off = _reserve_jw(d, 2 * nrow * n)
+        off = reserve_jw(d, 2 * nrow * n)
         J = &d.jw[off]
         W = &d.jw[off + nrow * n]
         memset(J, 0, nrow * n * sizeof(double))
@@ -308,7 +308,7 @@ cdef inline int _sorted_unique(int* a, int n) noexcept nogil:
     return m
 
 
-cdef void _kinematic_velocity(SceneModel m, SceneData d, int body, const double* point,
+cdef void kinematic_velocity(SceneModel m, SceneData d, int body, const double* point,
                               double* out) noexcept nogil:
     # velocity of the point of a kinematic body (it has no DOFs in vel); zero otherwise
     cdef const BodyC* b = &m.bodies[body]
@@ -365,7 +365,7 @@ cdef void _joint_rows(SceneModel m, SceneData d, double dt) noexcept nogil:
                 row.vel = rob.vel_offset + k
                 row.vel0 = rob.vel_offset
                 row.nv = rob.model.nv
-                row.wcol = _reserve_jw(d, rob.model.nv)
+                row.wcol = reserve_jw(d, rob.model.nv)
                 for j in range(rob.model.nv):
                     d.jw[row.wcol + j] = rs.data.Minv[j * rob.model.nv + k]
                 row.D = rs.data.Minv[k * rob.model.nv + k]

@@ -35,8 +35,8 @@ cdef void kinematics(SceneModel m, SceneData d, double dt) noexcept nogil:
         rs = &d.robots[r]
         rs.minv_valid = 0
         rs.factored = 0
-        if dt > 0.0 and not rs.collidable:
-            continue            # nothing to collide with: placements only on refresh()
+        if dt > 0.0 and not rs.collidable and not rs.constrained:
+            continue            # nothing to collide with or hold: placements only on refresh()
         for i in range(rob.model.nbody):
             body_placement(rob.model, rs.data, i, rs.q)
             body_columns(rob.model, rs.data, i)

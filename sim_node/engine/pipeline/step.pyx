@@ -6,10 +6,12 @@
     clustering     (raw contacts)                => contacts, friction patches
     actuation      (q, v, commands)              => tau, armature
     dynamics       (q, v, tau, wrenches, g)      => vel without constraints
-    constraints    (contacts, patches, limits)   => rows, Delassus blocks, targets, warm start
+    constraints    (contacts, patches, limits,   => rows, Delassus blocks, targets, warm start
+                    user constraints)
     solve          (rows, vel)                   => vel, impulses
     integration    (vel)                         => q, v, free-body states; targets move on
-    record         (impulses)                    => warm-start caches, separated pairs
+    record         (impulses)                    => warm-start caches, separated pairs,
+                                                    user constraints' impulses
     feedback       (patches, impulses)           => contact feedback (when asked for)
 
 With SceneData.profile on, each stage's wall time (CLOCK_MONOTONIC) and calls are summed in
@@ -27,6 +29,7 @@ from sim_node.engine.pipeline.feedback cimport feedback
 from sim_node.engine.pipeline.integration cimport integration
 from sim_node.engine.pipeline.kinematics cimport kinematics
 from sim_node.engine.pipeline.narrowphase cimport narrowphase
+from sim_node.engine.pipeline.user_constraints cimport user_constraint_record, user_constraint_rows
 from sim_node.engine.pipeline.warmstart cimport record
 from sim_node.engine.types cimport (MAX_HALVINGS, MAX_STEP_MOTION, STATUS_ADAPTIVE_TIME_STEPPING,
                                     STATUS_UNSTABLE, STAGE_ACTUATION, STAGE_BROADPHASE,
@@ -72,6 +75,8 @@ cdef bint step(SceneModel m, SceneData d, double dt) noexcept nogil:
         return False
     _lap(d, STAGE_DYNAMICS, &t)
     constraint_setup(m, d, dt)
+    if m.nucons:
+        user_constraint_rows(m, d, dt)
     _lap(d, STAGE_CONSTRAINTS, &t)
     solve(m, d)
     for i in range(m.nvel):
@@ -82,6 +87,8 @@ cdef bint step(SceneModel m, SceneData d, double dt) noexcept nogil:
     advance_actuators(m, d, dt)
     _lap(d, STAGE_INTEGRATION, &t)
     record(m, d)
+    if m.nucons:
+        user_constraint_record(m, d)
     d.last_dt = dt
     _lap(d, STAGE_RECORD, &t)
     if d.nfeedback or d.feedback_all:
