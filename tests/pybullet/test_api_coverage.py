@@ -102,33 +102,55 @@ def required(function):
         args.append(value)
     return names, args
 
+def alias_of(function, names, args, candidate):
+    # the required position `candidate` names when every required argument goes by keyword:
+    # the first parse knows the current names (bodyUniqueId), the fallback the legacy ones
+    for i in range(len(names)):
+        kwargs = {n: a for j, (n, a) in enumerate(zip(names, args)) if j != i}
+        text = message(function, [], {**kwargs, candidate: args[i]})
+        if "invalid keyword argument" not in text and "missing required" not in text \
+                and "given by name and position" not in text:
+            return i
+    return None
+
 for line in sys.stdin:
-    name, candidates = json.loads(line)
+    name, candidates, alias_candidates = json.loads(line)
     function = getattr(pb, name)
     names, args = required(function)
     if names is None:
-        print(json.dumps([name, [], []]), flush=True)
+        print(json.dumps([name, [], [], []]), flush=True)
         continue
     accepted = [c for c in candidates if c not in names
                 and "is an invalid keyword argument" not in message(function, args, {c: 0})]
+    aliases = [[n] for n in names]
+    for c in alias_candidates:
+        i = None if c in names or c in accepted else alias_of(function, names, args, c)
+        if i is not None:
+            aliases[i].append(c)
     if "is an invalid keyword argument" not in message(function, args, {"notAKeyword_": 0}):
         accepted = []       # it ignores keyword arguments (getDebugVisualizerCamera)
-    print(json.dumps([name, names, accepted]), flush=True)
+    print(json.dumps([name, names, aliases, accepted]), flush=True)
 """
 
 
 @functools.lru_cache(maxsize=None)
-def pybullet_signatures(names: tuple, candidates: frozenset) -> dict:
-    """name -> (required argument names in order, set of accepted keyword names), asked of
-    pybullet in a subprocess; a function that crashes the probe maps to None."""
+def pybullet_signatures(names: tuple, candidates: frozenset,
+                        alias_candidates: frozenset = frozenset()) -> dict:
+    """name -> (required argument names in order, the names each required position also goes
+    by, set of every accepted keyword name), asked of pybullet in a subprocess; a function
+    that crashes the probe maps to None. Several functions take a required argument under two
+    names (PyBullet parses twice: setJointMotorControl2(bodyUniqueId=...) and (bodyIndex=...));
+    alias_candidates are the names tried as such."""
     result, remaining = {}, list(names)
+    aliases = sorted(alias_candidates | {"bodyUniqueId", "bodyIndex", "objectUniqueId"})
     while remaining:
-        lines = "".join(json.dumps([n, sorted(candidates)]) + "\n" for n in remaining)
+        lines = "".join(json.dumps([n, sorted(candidates), aliases]) + "\n" for n in remaining)
         done = subprocess.run([sys.executable, "-c", PROBE], input=lines, capture_output=True,
                               text=True, timeout=600)
         answered = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("[")]
-        for name, required, accepted in answered:
-            result[name] = (required, set(required) | set(accepted))
+        for name, required, names_of, accepted in answered:
+            result[name] = (required, [set(a) for a in names_of],
+                            set(accepted).union(*names_of))
         remaining = remaining[len(answered):]
         if remaining:                       # the next one crashed the probe
             assert done.returncode < 0, f"the probe failed:\n{done.stderr[-2000:]}"
@@ -190,8 +212,12 @@ KNOWN_GAPS = {
     "createCollisionShape": "no heightfieldData",
     "createVisualShapeArray": "no flags, planeNormals",
     "getJointStatesMultiDof": "PyBullet 3.2.7 names its second argument jointIndex (a list)",
-    "setJointMotorControlArray": "PyBullet 3.2.7 names its first argument bodyIndex",
     "setJointMotorControlMultiDof": "no damping",
+    "calculateInverseDynamics": "no bodyIndex (PyBullet takes bodyUniqueId or bodyIndex), flags",
+    "calculateInverseKinematics": "no bodyIndex (PyBullet takes bodyUniqueId or bodyIndex)",
+    "calculateMassMatrix": "no flags",
+    "getClosestPoints": "takes **kwargs, refusing PyBullet's collisionShape* arguments inside",
+    "rayTest": "no collisionFilterMask, reportHitNumber",
 }
 
 
@@ -203,14 +229,15 @@ def test_our_functions_take_pybullets_keyword_arguments():
     names = tuple(n for n in shared_functions() if n != "connect")   # probing would connect
     params = {n: inspect.signature(getattr(module, n)).parameters for n in names}
     candidates = candidate_keywords() | {p for ps in params.values() for p in ps}
-    theirs = pybullet_signatures(names, candidates)
+    theirs = pybullet_signatures(names, candidates, frozenset(p for ps in params.values()
+                                                              for p in ps))
     problems = {}
     for name in names:
         problems[name] = found = []
         if theirs[name] is None:
             found.append("pybullet's arguments could not be probed")
             continue
-        required, keywords = theirs[name]
+        required, aliases, keywords = theirs[name]
         ps = params[name]
         if any(p.kind is p.VAR_KEYWORD for p in ps.values()):
             found.append("takes **kwargs (PyBullet's names must be spelled out)")
@@ -220,11 +247,12 @@ def test_our_functions_take_pybullets_keyword_arguments():
             found.append(f"lacks pybullet's keyword(s) {lacking}")
         positional = [p.name for p in ps.values()
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        if positional[:len(required)] != required:
+        if len(positional) < len(required) or any(
+                positional[i] not in aliases[i] for i in range(len(required))):
             found.append(f"positional parameters {positional[:len(required)]} should start "
-                         f"with pybullet's required {required}")
+                         f"with pybullet's required {[sorted(a) for a in aliases]}")
         extra = [p.name for p in ps.values() if p.default is p.empty
-                 and p.kind is not p.VAR_POSITIONAL and p.name not in required]
+                 and p.kind is not p.VAR_POSITIONAL and p.name not in set().union(*aliases)]
         if extra:
             found.append(f"requires {extra}, which pybullet does not")
     unexpected = [f"{n}: {'; '.join(f)}" for n, f in problems.items() if f and n not in KNOWN_GAPS]
@@ -249,20 +277,22 @@ def test_the_probe_finds_pybullets_keywords():
     names = ("loadURDF", "stepSimulation", "setJointMotorControl2", "getLinkState",
              "calculateInverseKinematics", "getEulerFromQuaternion", "getDebugVisualizerCamera")
     found = pybullet_signatures(names, candidate_keywords() | {"notAKeyword"})
-    assert found["loadURDF"] == (["fileName"], {
+    assert found["loadURDF"] == (["fileName"], [{"fileName"}], {
         "fileName", "basePosition", "baseOrientation", "useMaximalCoordinates", "useFixedBase",
         "flags", "globalScaling", "physicsClientId"})
-    assert found["stepSimulation"] == ([], {"physicsClientId"})
-    # 3.2.7 names setJointMotorControl2's first argument bodyIndex (the quickstart: bodyUniqueId)
-    assert found["setJointMotorControl2"][0] == ["bodyIndex", "jointIndex", "controlMode"]
-    assert {"maxVelocity", "positionGain"} <= found["setJointMotorControl2"][1]
-    assert "bodyUniqueId" not in found["setJointMotorControl2"][1]
-    assert found["getLinkState"][1] == {"bodyUniqueId", "linkIndex", "computeLinkVelocity",
+    assert found["stepSimulation"] == ([], [], {"physicsClientId"})
+    # 3.2.7 takes setJointMotorControl2's body as bodyUniqueId or (legacy) bodyIndex
+    required, aliases, keywords = found["setJointMotorControl2"]
+    assert required == ["bodyIndex", "jointIndex", "controlMode"]
+    assert aliases == [{"bodyIndex", "bodyUniqueId"}, {"jointIndex"}, {"controlMode"}]
+    assert {"maxVelocity", "positionGain", "bodyUniqueId"} <= keywords
+    assert found["getLinkState"][2] == {"bodyUniqueId", "linkIndex", "computeLinkVelocity",
                                         "computeForwardKinematics", "physicsClientId"}
-    assert {"maxNumIterations", "residualThreshold", "restPoses"} <= found[
-        "calculateInverseKinematics"][1]
-    assert found["getDebugVisualizerCamera"] == ([], set())
-    assert found["getEulerFromQuaternion"] == (["quaternion"], {"quaternion", "physicsClientId"})
+    assert {"maxNumIterations", "residualThreshold", "restPoses", "bodyUniqueId"} <= found[
+        "calculateInverseKinematics"][2]
+    assert found["getDebugVisualizerCamera"] == ([], [], set())
+    assert found["getEulerFromQuaternion"] == (["quaternion"], [{"quaternion"}],
+                                               {"quaternion", "physicsClientId"})
 
 
 def test_readme_statuses_are_known_words():
