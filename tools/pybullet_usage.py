@@ -6,8 +6,8 @@ and `pybullet_utils`. A function counts once per file that calls it as an attrib
 (`p.loadURDF(`, `self._p.loadURDF(`, `bullet_client.loadURDF(` ...), so one script calling a
 function in a loop weighs as much as one calling it once. Ties rank by total calls, then name.
 
-    ./dev python tools/pybullet_usage.py [N]     # the top N (default 60) with counts and
-                                                 # whether sim_node.pybullet has each
+    ./dev python tools/pybullet_usage.py [N]     # the top N (default 60) with counts, whether
+                                                 # sim_node.pybullet has each and README's status
 """
 import collections
 import importlib.util
@@ -51,17 +51,30 @@ def ranking(files=None, functions=None) -> list:
                   key=lambda row: (-row[1], -row[2], row[0]))
 
 
+def readme_statuses() -> dict:
+    """function -> status (supported / partial / not supported) from README's PyBullet table."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    start = readme.find("## The PyBullet API\n")
+    if start < 0:
+        return {}
+    end = readme.find("\n## ", start + 1)
+    row = re.compile(r"^\|\s*`(\w+)`\s*\|\s*(supported|partial|not supported)\s*\|", re.M)
+    return dict(row.findall(readme[start:end if end > 0 else None]))
+
+
 def main(argv):
     top = int(argv[1]) if len(argv) > 1 else 60
     try:
         import sim_node.pybullet as ours
     except ImportError:
         ours = None
-    rows = ranking()[:top]
-    print(f"{'rank':>4}  {'function':36} {'files':>5} {'calls':>6}  sim_node.pybullet")
+    rows, statuses = ranking()[:top], readme_statuses()
+    print(f"{'rank':>4}  {'function':36} {'files':>5} {'calls':>6}  {'has':4} README")
     for rank, (name, n_files, n_calls) in enumerate(rows, 1):
         has = "-" if ours is None else ("yes" if hasattr(ours, name) else "no")
-        print(f"{rank:>4}  {name:36} {n_files:>5} {n_calls:>6}  {has}")
+        print(f"{rank:>4}  {name:36} {n_files:>5} {n_calls:>6}  {has:4} {statuses.get(name, '-')}")
+    counts = collections.Counter(statuses.get(name, "-") for name, _, _ in rows)
+    print(", ".join(f"{status}: {n}" for status, n in sorted(counts.items())))
 
 
 if __name__ == "__main__":
