@@ -13,10 +13,9 @@ before the joints' whether the base moves or not: getJointInfo's qIndex / uIndex
 from __future__ import annotations
 
 import numpy as np
-from transforms3d.quaternions import mat2quat, quat2mat
-
 from sim_node.engine.api import kinematics
-from sim_node.pybullet.client import (finite_float, finite_vector, get_client, unit_quaternion)
+from sim_node.pybullet.client import (finite_float, finite_vector, get_client, rotation,
+                                      unit_quaternion, vec, xyzw)
 from sim_node.pybullet.errors import error
 from sim_node.sim import bounds
 
@@ -36,21 +35,6 @@ _JOINT_TYPE = {"revolute": JOINT_REVOLUTE, "continuous": JOINT_REVOLUTE,
 _SCALAR = ("revolute", "continuous", "prismatic")
 
 
-def xyzw(R) -> tuple:
-    """(x, y, z, w) of a rotation matrix, as Python floats."""
-    w, x, y, z = mat2quat(R)
-    return (float(x), float(y), float(z), float(w))
-
-
-def rotation(q_xyzw) -> np.ndarray:
-    x, y, z, w = q_xyzw
-    return quat2mat([w, x, y, z])
-
-
-def vec(a) -> tuple:
-    return tuple(float(x) for x in a)
-
-
 # -- bodies --------------------------------------------------------------------------------
 def getNumBodies(physicsClientId=0) -> int:
     return len(get_client(physicsClientId).bodies)
@@ -62,7 +46,7 @@ def getBodyUniqueId(serialIndex, physicsClientId=0) -> int:
     uids = list(client.bodies)
     try:
         k = int(serialIndex)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"getBodyUniqueId: serialIndex must be an integer, got {serialIndex!r}") \
             from None
     if not 0 <= k < len(uids):
@@ -140,10 +124,10 @@ def getJointState(bodyUniqueId, jointIndex, physicsClientId=0) -> tuple:
     return _joint_state(body, j, multi=False)
 
 
-def getJointStates(bodyUniqueId, jointIndices, physicsClientId=0) -> list:
+def getJointStates(bodyUniqueId, jointIndices, physicsClientId=0) -> tuple:
     body = get_client(physicsClientId).body(bodyUniqueId)
     indices = _indices(body, jointIndices, "getJointStates")
-    return [_joint_state(body, j, multi=False) for j in indices]
+    return tuple(_joint_state(body, j, multi=False) for j in indices)
 
 
 def getJointStateMultiDof(bodyUniqueId, jointIndex, physicsClientId=0) -> tuple:
@@ -155,10 +139,10 @@ def getJointStateMultiDof(bodyUniqueId, jointIndex, physicsClientId=0) -> tuple:
     return _joint_state(body, j, multi=True)
 
 
-def getJointStatesMultiDof(bodyUniqueId, jointIndices, physicsClientId=0) -> list:
+def getJointStatesMultiDof(bodyUniqueId, jointIndices, physicsClientId=0) -> tuple:
     body = get_client(physicsClientId).body(bodyUniqueId)
     indices = _indices(body, jointIndices, "getJointStatesMultiDof")
-    return [_joint_state(body, j, multi=True) for j in indices]
+    return tuple(_joint_state(body, j, multi=True) for j in indices)
 
 
 def _indices(body, joint_indices, function: str) -> list:
@@ -171,19 +155,25 @@ def _indices(body, joint_indices, function: str) -> list:
 def _joint_state(body, j: int, multi: bool) -> tuple:
     qs, vs = body.joint_coords(j)
     q, v = body.q(), body.v()
-    r = body.robot_index()
-    tau = body.client.sim.engine.robot_tau[r]
+    m = body.motors
     reaction = (0.0,) * 6
     if j in body.sensors:
-        from sim_node.pybullet.control import joint_reaction
-        reaction = vec(joint_reaction(body, j))
+        # (sim_node.pybullet.control's sensors_after: the last step's reaction)
+        reaction = vec(body.reactions.get(j, np.zeros(6)))
+    # the torques the motors, TORQUE_CONTROL and PD_CONTROL applied over the last step
+    if m is None:
+        torque = [0.0] * (vs.stop - vs.start)
+    elif vs.stop - vs.start == 1:
+        torque = [float(m.applied[j])]
+    else:
+        torque = [float(m.spherical_applied.get(k, 0.0)) for k in range(vs.start, vs.stop)]
     if multi:
         if qs.stop == qs.start:
             return ((), (), reaction, ())
-        return (vec(q[qs]), vec(v[vs]), reaction, vec(tau[vs]))
+        return (vec(q[qs]), vec(v[vs]), reaction, tuple(torque))
     if qs.stop == qs.start:
         return (0.0, 0.0, reaction, 0.0)
-    return (float(q[qs.start]), float(v[vs.start]), reaction, float(tau[vs.start]))
+    return (float(q[qs.start]), float(v[vs.start]), reaction, torque[0])
 
 
 def resetJointState(bodyUniqueId, jointIndex, targetValue, targetVelocity=0.0,
@@ -279,10 +269,10 @@ def getLinkState(bodyUniqueId, linkIndex, computeLinkVelocity=0, computeForwardK
 
 
 def getLinkStates(bodyUniqueId, linkIndices, computeLinkVelocity=0, computeForwardKinematics=0,
-                  physicsClientId=0) -> list:
+                  physicsClientId=0) -> tuple:
     body = get_client(physicsClientId).body(bodyUniqueId)
     links = _indices(body, linkIndices, "getLinkStates")
-    return _link_states(body, links, bool(computeLinkVelocity))
+    return tuple(_link_states(body, links, bool(computeLinkVelocity)))
 
 
 def _link_states(body, links, velocity: bool) -> list:
@@ -320,8 +310,10 @@ def getBasePositionAndOrientation(bodyUniqueId, physicsClientId=0) -> tuple:
 
 
 def resetBasePositionAndOrientation(bodyUniqueId, posObj, ornObj, physicsClientId=0):
-    """Place the base's inertial frame at posObj / ornObj (no physics; velocities kept). Bodies
-    with a moving base only: a fixed or static base is built into the body's model here."""
+    """Place the base's inertial frame at posObj / ornObj (no physics; velocities kept). A fixed
+    or static base is part of the body's model here: the body is rebuilt at the new place
+    (its joint state, masses and contact settings kept; world IDs change as when a body is
+    added)."""
     body = get_client(physicsClientId).body(bodyUniqueId)
     fn = "resetBasePositionAndOrientation"
     p_c = finite_vector(posObj, 3, fn, "posObj")
@@ -329,18 +321,53 @@ def resetBasePositionAndOrientation(bodyUniqueId, posObj, ornObj, physicsClientI
     if np.abs(p_c).max() > bounds.MAX_POSITION:
         raise error(f"{fn}: |posObj| must be within {bounds.MAX_POSITION:g} m, got "
                     f"{p_c.tolist()}")
-    if not body.entity.isFloatingBase():
-        raise error(f"{fn}: body {body.uid} has a fixed (or massless, hence static) base, "
-                    "which sim_node cannot move after loading; load it where it belongs "
-                    "(basePosition / baseOrientation of loadURDF)")
     p_lc, R_lc = body.inertial_frames[0]
     R_c = rotation(quat)
     R_l = R_c @ R_lc.T
     p_l = p_c - R_l @ p_lc
+    if not body.entity.isFloatingBase():
+        _move_fixed_base(body, R_l, p_l, fn)
+        return
     q = body.q()
     q[0:3] = p_l
     q[3:7] = xyzw(R_l)
     body.client.sim.engine.refresh()
+
+
+def _move_fixed_base(body, R_l, p_l, fn: str):
+    """Rebuild a fixed-base body with its root link frame at (R_l, p_l)."""
+    client, old = body.client, body.entity
+    sim = client.sim
+    q, v = sim.getActualConfig(old), sim.getActualVelocity(old)
+    surfaces = {}
+    for k in range(old.numLinks()):
+        try:
+            surfaces[k] = sim.body(old.link(k)).getSurface()
+        except ValueError:
+            pass                                # (a link without collision geometry)
+    try:
+        new = client.world.makeRobot(old.urdf, True, name=old.getName(), R=R_l, t=p_l)
+    except ValueError as e:
+        raise error(f"{fn}: {e}") from None
+    new.settings = old.settings
+    for k in range(old.numLinks()):
+        mass = old.link(k).getMass()
+        if mass != new.link(k).getMass():
+            new.link(k).setMass(mass)
+    effort = new.structure.effort_limit
+    effort[effort > 0] = np.inf
+    new.setConfig(q)
+    new.setVelocity(v)
+    try:
+        sim.removeEntity(old)
+        sim.addEntity(new)
+    except ValueError as e:     # (the same geometry as before: not expected)
+        raise error(f"{fn}: {e}") from None
+    sim.controller(new).setTorqueCommand(np.zeros(new.model.nv))   # (as add_body)
+    body.entity = new
+    for k, surface in surfaces.items():
+        client.sim.body(new.link(k)).setSurface(surface)
+    client._rebuilt()
 
 
 def getBaseVelocity(bodyUniqueId, physicsClientId=0) -> tuple:

@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 from lxml import etree
 from transforms3d.euler import euler2mat
+from transforms3d.quaternions import mat2quat, quat2mat
 
 from sim_node.model.robot import RobotModel
 from sim_node.model.world import WorldModel
@@ -41,7 +42,7 @@ def get_client(physicsClientId: int = 0) -> "Client":
     """The connected client with this id; error when there is none."""
     try:
         cid = int(physicsClientId)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"physicsClientId must be an integer, got {physicsClientId!r}") from None
     client = _clients.get(cid)
     if client is None:
@@ -87,8 +88,18 @@ class Body:
         self.joint_limits = info.pop("joint_limits", None) or {}
         # PyBullet joint index -> robot link index (the root is -1 -> 0)
         self._link_of_joint = list(range(1, len(st.link_names)))
+        # the scalar (1-DOF) joints: PyBullet joint indices, their q and v indices (int arrays),
+        # and each joint's position in them
+        scalar = [(j, *self.joint_coords(j)) for j in range(self.num_joints)]
+        scalar = [(j, qs.start, vs.start) for j, qs, vs in scalar if qs.stop - qs.start == 1]
+        self.scalar_joints = tuple(np.array([s[i] for s in scalar], dtype=np.intp)
+                                   for i in range(3))
+        self.scalar_position = {s[0]: k for k, s in enumerate(scalar)}
+        self.scalar_lists = tuple([s[i] for s in scalar] for i in range(3))
+        self._robot_index = None
         self.motors = None              # sim_node.pybullet.control's motor table
         self.sensors = set()            # joints with enableJointForceTorqueSensor
+        self.reactions = {}             # their reaction wrenches of the last step
 
     # -- PyBullet indices ----------------------------------------------------------------
     def check_link(self, link_index, function: str, what: str = "linkIndex") -> int:
@@ -138,12 +149,15 @@ class Body:
 
     # -- the simulated state ---------------------------------------------------------------
     def robot_index(self) -> int:
-        """This body's robot index in the client's world (and simulator)."""
-        world = self.client.world
-        for r in range(world.numRobots()):
-            if world.robot(r) is self.entity:
-                return r
-        raise error(f"body {self.uid} is not in its client's world")  # (never: a bug)
+        """This body's robot index in the client's world (and simulator); cached, renewed at
+        every rebuild."""
+        if self._robot_index is None:
+            world = self.client.world
+            self._robot_index = next((r for r in range(world.numRobots())
+                                      if world.robot(r) is self.entity), None)
+            if self._robot_index is None:
+                raise error(f"body {self.uid} is not in its client's world")  # (a bug)
+        return self._robot_index
 
     def q(self) -> np.ndarray:
         """The simulated configuration (a live view: write through it, then refresh)."""
@@ -210,7 +224,7 @@ class Client:
     def body(self, uid) -> Body:
         try:
             key = int(uid)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise error(f"bodyUniqueId must be an integer, got {uid!r}") from None
         body = self.bodies.get(key)
         if body is None:
@@ -230,12 +244,18 @@ class Client:
         effort = entity.structure.effort_limit
         effort[effort > 0] = math.inf
         if entity.getName() in {e.getName() for e in _entities(self.world)}:
-            # the world wants unique entity names, PyBullet's bodies need not have them
-            entity._name = self.world.uniqueName(entity.getName())
+            # (PyBullet's body names need not be unique, the world's entity names must: the
+            # name getBodyInfo reports is `name`, the entity's may carry a suffix)
+            raise error(f"add_body: the world already has an entity named "
+                        f"'{entity.getName()}'; build it with client.world.makeRobot(...) "
+                        "(which picks a free name) or give it another name")
         try:
             self.sim.addEntity(entity)
         except ValueError as e:
             raise error(f"cannot add the body: {e}") from None
+        # no actuator acts until the motors say so (sim_node.pybullet.control); joints without
+        # a PyBullet motor (spherical, planar) stay limp, as in PyBullet
+        self.sim.controller(entity).setTorqueCommand(np.zeros(entity.model.nv))
         body = Body(self, uid, entity, name, info)
         self.bodies[uid] = body
         self._next_uid += 1
@@ -271,6 +291,8 @@ class Client:
         self._rebuild_callbacks.append(callback)
 
     def _rebuilt(self):
+        for body in self.bodies.values():
+            body._robot_index = None
         for callback in list(self._rebuild_callbacks):
             callback(self)
 
@@ -400,7 +422,7 @@ def finite_vector(value, n: int, function: str, what: str) -> np.ndarray:
         raise error(f"{function}: {what} must be {n} numbers, got {value!r}")
     try:
         arr = np.array(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"{function}: {what} must be {n} numbers, got {value!r}") from None
     if arr.shape != (n,):
         raise error(f"{function}: {what} must be {n} numbers, got {len(arr)}")
@@ -414,7 +436,7 @@ def finite_float(value, function: str, what: str) -> float:
         raise error(f"{function}: {what} must be a number, got {value!r}")
     try:
         x = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"{function}: {what} must be a number, got {value!r}") from None
     if not math.isfinite(x):
         raise error(f"{function}: {what} must be finite, got {x}")
@@ -428,3 +450,20 @@ def unit_quaternion(value, function: str, what: str) -> np.ndarray:
     if norm < 1e-9:
         raise error(f"{function}: {what} is a zero quaternion; give (x, y, z, w) of a rotation")
     return q / norm
+
+
+def xyzw(R) -> tuple:
+    """(x, y, z, w) of a rotation matrix, as Python floats."""
+    w, x, y, z = mat2quat(R)
+    return (float(x), float(y), float(z), float(w))
+
+
+def rotation(q_xyzw) -> np.ndarray:
+    """The rotation matrix of a quaternion (x, y, z, w)."""
+    x, y, z, w = q_xyzw
+    return quat2mat([w, x, y, z])
+
+
+def vec(a) -> tuple:
+    """A vector as a tuple of Python floats (PyBullet's return type)."""
+    return tuple(float(x) for x in a)

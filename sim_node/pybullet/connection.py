@@ -50,7 +50,7 @@ def connect(method, key=None, options="", hostName=None, port=None):
     are accepted and ignored."""
     try:
         mode = int(method)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"connect: method must be a connection mode such as DIRECT, got "
                     f"{method!r}") from None
     if mode not in _LOCAL_MODES:
@@ -66,8 +66,8 @@ def connect(method, key=None, options="", hostName=None, port=None):
 
     client = _client.new_client(mode)
     client.options = str(options)
-    client.pre_step.append(control.apply_motors)
-    client.post_step.append(control.record_motors)
+    client.pre_step.extend([control.apply_motors, control.sensors_before])
+    client.post_step.extend([control.record_motors, control.sensors_after])
     return client.id
 
 
@@ -138,7 +138,8 @@ def setPhysicsEngineParameter(fixedTimeStep=None, numSolverIterations=None,
     """fixedTimeStep (setTimeStep), numSubSteps (physics substeps per step), numSolverIterations
     (the contact solver's iteration cap), solverResidualThreshold (its tolerance) map; the
     other parameters concern Bullet's own solver: they are checked (finite numbers),
-    accepted and ignored, with a one-time warning naming each. All arguments are checked before anything is applied."""
+    accepted and ignored, with a one-time warning naming each. All arguments are checked
+    before anything is applied."""
     client = get_client(physicsClientId)
     given = {k: v for k, v in locals().items()
              if k not in ("client", "physicsClientId") and v is not None}

@@ -15,6 +15,10 @@ PyBullet's joint motors, reproduced (README "The PyBullet API: bodies, joints, c
     together with gravity, contacts and joint limits in the same solve; when the torque that
     takes would exceed `force`, the joint gets the constant torque +-force instead (Bullet's
     clamped impulse).
+  * spherical joints have such a motor on each axis of their angular velocity (child axes),
+    the position error the rotation vector of q^-1 q_target; the engine damps a ball joint's
+    axes together, so a saturated spherical motor becomes explicit torques on all three axes
+    (solved through the joint's 3 x 3 inertia block, the saturated axes at +-force).
   * TORQUE_CONTROL applies its torque for the next step only (PyBullet clears it after a
     step), on top of the motor: as in PyBullet, disable the motor first (VELOCITY_CONTROL,
     force=0) for pure torque control.
@@ -25,12 +29,14 @@ implicit one as realised: K (v* - qd_new)) plus the TORQUE / PD torques applied 
 """
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
 
 from sim_node.engine.api import crba, rnea
-from sim_node.pybullet.client import finite_float, finite_vector, get_client, warn_once
+from sim_node.pybullet.client import (finite_float, finite_vector, get_client, vec, warn_once,
+                                      xyzw)
 from sim_node.pybullet.errors import error
 from sim_node.sim import bounds
 from sim_node.sim.controller import ACTUATOR_PID, ACTUATOR_TORQUE
@@ -41,7 +47,6 @@ __all__ = ["setJointMotorControl2", "setJointMotorControlArray", "setJointMotorC
 
 # PyBullet's control modes and frames
 VELOCITY_CONTROL, TORQUE_CONTROL, POSITION_CONTROL, PD_CONTROL = 0, 1, 2, 3
-STABLE_PD_CONTROL = 4
 LINK_FRAME, WORLD_FRAME = 1, 2
 _MODES = {VELOCITY_CONTROL: "VELOCITY_CONTROL", TORQUE_CONTROL: "TORQUE_CONTROL",
           POSITION_CONTROL: "POSITION_CONTROL", PD_CONTROL: "PD_CONTROL"}
@@ -65,23 +70,39 @@ class Motors:
         self.force = np.full(n, np.nan)                    # nan: the default impulse
         self.max_velocity = np.full(n, np.inf)
         self.pd = {}                    # joint -> (q_target, v_target, kp, kd, force)
+        # spherical joints: joint -> (quaternion target, velocity target (3), forces (3), kp,
+        # kd, max velocity); TORQUE_CONTROL torques (3) for the next step
+        self.spherical = {}
+        self.spherical_torque = {}
+        self.spherical_last = None      # (v indices, gain, v* or clamp, known) of the last step
+        self.spherical_applied = {}     # v index -> torque applied over the last step
         self.torque = np.zeros(n)       # TORQUE_CONTROL, for the next step
         self.applied = np.zeros(n)      # appliedJointMotorTorque of the last step
-        # the last step's motor: joint -> (K, v*) for the implicit ones, (0, +-force) clamped
-        self.last = {}
+        # the last step's motors: implicit gain K and v* (K = 0: the clamped torque), and the
+        # TORQUE / PD torques
+        self.last_gain = np.zeros(n)
+        self.last_target = np.zeros(n)
+        self.last_known = np.zeros(n)
+        self.external = None            # (nv) the last step's other generalized forces
+        self.step = None                # (M, C + G - external, v) of the step being taken
 
     def copy_state(self) -> dict:
-        return {k: (v.copy() if isinstance(v, np.ndarray) else dict(v))
-                for k, v in self.__dict__.items()}
+        return copy.deepcopy(self.__dict__)
 
     def set_state(self, state: dict):
-        for k, v in state.items():
-            setattr(self, k, v.copy() if isinstance(v, np.ndarray) else dict(v))
+        self.__dict__.update(copy.deepcopy(state))
 
 
 def motors(body) -> Motors:
+    """The body's motor table; a new one has PyBullet's default motors: VELOCITY_CONTROL
+    towards 0 with the default impulse on every scalar and (per axis) spherical joint."""
     if body.motors is None:
-        body.motors = Motors(body.num_joints)
+        m = Motors(body.num_joints)
+        for j in range(body.num_joints):
+            if body.joint_coords(j)[0].stop - body.joint_coords(j)[0].start == 4:
+                m.spherical[j] = (np.array([0.0, 0.0, 0.0, 1.0]), np.zeros(3),
+                                  np.full(3, np.nan), 0.0, DEFAULT_VELOCITY_GAIN, math.inf)
+        body.motors = m
     return body.motors
 
 
@@ -148,14 +169,19 @@ def setJointMotorControlMultiDof(bodyUniqueId, jointIndex, controlMode, targetPo
                                  targetVelocity=None, force=None, positionGain=None,
                                  velocityGain=None, maxVelocity=None, physicsClientId=0):
     """setJointMotorControl2 with vector arguments: one entry for scalar joints (a list of one
-    number or the number), spherical joints' motors are not supported yet (error)."""
+    number or the number); for a spherical joint a quaternion (x, y, z, w) target and 3
+    velocities and forces (child axes): POSITION_CONTROL / VELOCITY_CONTROL as Bullet's
+    spherical motor (per axis, the error the rotation vector of q^-1 q_target), TORQUE_CONTROL
+    three torques for the next step. Spherical joints have no motor until given one."""
     fn = "setJointMotorControlMultiDof"
     body = get_client(physicsClientId).body(bodyUniqueId)
     j = body.check_joint(jointIndex, fn)
     qs, _ = body.joint_coords(j)
     if qs.stop - qs.start > 1:
-        raise error(f"{fn}: joint {j} is {body.joint_type(j)}: multi-DOF joint motors are not "
-                    "supported by sim_node yet (scalar joints are)")
+        _apply_spherical(body, [_spherical_command(
+            body, j, controlMode, targetPosition, targetVelocity, force, positionGain,
+            velocityGain, maxVelocity, fn)])
+        return
     command = _command(body, j, controlMode, _one(targetPosition, fn, "targetPosition"),
                        _one(targetVelocity, fn, "targetVelocity"), _one(force, fn, "force"),
                        positionGain, velocityGain, maxVelocity, fn)
@@ -169,26 +195,31 @@ def setJointMotorControlMultiDofArray(bodyUniqueId, jointIndices, controlMode,
     fn = "setJointMotorControlMultiDofArray"
     body = get_client(physicsClientId).body(bodyUniqueId)
     joints = _index_list(body, jointIndices, fn)
-    commands = []
+    commands, spherical = [], []
     for i, j in enumerate(joints):
         qs, _ = body.joint_coords(j)
-        if qs.stop - qs.start > 1:
-            raise error(f"{fn}: joint {j} is {body.joint_type(j)}: multi-DOF joint motors are "
-                        "not supported by sim_node yet (scalar joints are)")
 
-        def pick(values, name):
+        def pick(values, name, single=True):
             if values is None:
                 return None
             if len(values) != len(joints):
                 raise error(f"{fn}: {name} has {len(values)} entries, jointIndices "
                             f"{len(joints)}")
-            return _one(values[i], fn, name)
+            return _one(values[i], fn, name) if single else values[i]
+        if qs.stop - qs.start > 1:
+            spherical.append(_spherical_command(
+                body, j, controlMode, pick(targetPositions, "targetPositions", False),
+                pick(targetVelocities, "targetVelocities", False),
+                pick(forces, "forces", False), pick(positionGains, "positionGains"),
+                pick(velocityGains, "velocityGains"), pick(maxVelocities, "maxVelocities"), fn))
+            continue
         commands.append(_command(body, j, controlMode, pick(targetPositions, "targetPositions"),
                                  pick(targetVelocities, "targetVelocities"),
                                  pick(forces, "forces"), pick(positionGains, "positionGains"),
                                  pick(velocityGains, "velocityGains"),
                                  pick(maxVelocities, "maxVelocities"), fn))
     _apply_commands(body, commands)
+    _apply_spherical(body, spherical)
 
 
 def _one(value, fn, name):
@@ -218,7 +249,7 @@ def _float_list(values, fn, name) -> list:
 def _command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn) -> tuple:
     try:
         mode = int(mode)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"{fn}: controlMode must be one of VELOCITY_CONTROL (0), TORQUE_CONTROL (1), "
                     f"POSITION_CONTROL (2), PD_CONTROL (3); got {mode!r}") from None
     if mode not in _MODES:
@@ -249,6 +280,78 @@ def _command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn)
     return (j, mode, q, v, f, gain_p, gain_d, vmax)
 
 
+def _spherical_command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn):
+    """(j, mode, quaternion target, velocity target (3), force (3), kp, kd, vmax) of a
+    spherical joint's motor command, validated."""
+    try:
+        mode = int(mode)
+    except (TypeError, ValueError, OverflowError):
+        mode = None
+    if mode not in (VELOCITY_CONTROL, POSITION_CONTROL, TORQUE_CONTROL):
+        raise error(f"{fn}: joint {j} is spherical: controlMode must be POSITION_CONTROL, "
+                    f"VELOCITY_CONTROL or TORQUE_CONTROL, got {mode!r}")
+    from sim_node.pybullet.client import unit_quaternion
+
+    def triple(value, default, what, nonnegative=False):
+        if value is None or (hasattr(value, "__len__") and len(value) == 0):
+            return np.full(3, default)
+        x = finite_vector(value, 3, fn, what)
+        if np.abs(x).max() > bounds.MAX_TORQUE or (nonnegative and np.any(x < 0)):
+            raise error(f"{fn}: {what} must be {'>= 0 and ' if nonnegative else ''}within "
+                        f"{bounds.MAX_TORQUE:g}, got {x.tolist()}")
+        return x
+    quat = np.array([0.0, 0.0, 0.0, 1.0]) if q_target is None or (
+        hasattr(q_target, "__len__") and len(q_target) == 0) else unit_quaternion(
+        q_target, fn, "targetPosition")
+    velocity = triple(v_target, 0.0, "targetVelocity")
+    if np.abs(velocity).max() > bounds.MAX_ANGULAR_SPEED:
+        raise error(f"{fn}: targetVelocity must be within {bounds.MAX_ANGULAR_SPEED:g} rad/s")
+    forces = triple(force, 0.0 if mode == TORQUE_CONTROL else DEFAULT_FORCE, "force",
+                    mode != TORQUE_CONTROL)
+
+    def gain(value, default, what):
+        if value is None:
+            return default
+        x = finite_float(_one(value, fn, what), fn, what)
+        if not 0.0 <= x <= bounds.MAX_GAIN:
+            raise error(f"{fn}: {what} must be in [0, {bounds.MAX_GAIN:g}], got {x}")
+        return x
+    gain_p = gain(kp, DEFAULT_POSITION_GAIN if mode == POSITION_CONTROL else 0.0,
+                  "positionGain")
+    gain_d = gain(kd, DEFAULT_VELOCITY_GAIN, "velocityGain")
+    vmax = math.inf if max_velocity is None else gain(max_velocity, math.inf, "maxVelocity")
+    return (j, mode, quat, velocity, forces, gain_p, gain_d, vmax)
+
+
+def _apply_spherical(body, commands):
+    m = motors(body)
+    for j, mode, quat, velocity, forces, kp, kd, vmax in commands:
+        if mode == TORQUE_CONTROL:
+            previous = m.spherical_torque.get(j, np.zeros(3))
+            m.spherical_torque[j] = previous + forces
+        else:
+            m.spherical[j] = (quat, velocity, forces, kp if mode == POSITION_CONTROL else 0.0,
+                              kd, vmax)
+
+
+def _rotation_vector(q_from, q_to) -> np.ndarray:
+    """log(q_from^-1 q_to) (x, y, z, w quaternions): the rotation vector in q_from's axes."""
+    x1, y1, z1, w1 = q_from
+    x2, y2, z2, w2 = q_to
+    # conj(q1) * q2
+    w = w1 * w2 + x1 * x2 + y1 * y2 + z1 * z2
+    x = w1 * x2 - x1 * w2 - y1 * z2 + z1 * y2
+    y = w1 * y2 + x1 * z2 - y1 * w2 - z1 * x2
+    z = w1 * z2 - x1 * y2 + y1 * x2 - z1 * w2
+    if w < 0:
+        w, x, y, z = -w, -x, -y, -z
+    s = math.sqrt(x * x + y * y + z * z)
+    if s < 1e-12:
+        return np.array([2.0 * x, 2.0 * y, 2.0 * z])
+    angle = 2.0 * math.atan2(s, w)
+    return np.array([x, y, z]) * (angle / s)
+
+
 def _apply_commands(body, commands):
     m = motors(body)
     for j, mode, q, v, f, kp, kd, vmax in commands:
@@ -265,70 +368,151 @@ def _apply_commands(body, commands):
 
 # -- the step hooks (installed by connect) ---------------------------------------------------
 def apply_motors(client):
-    """Pre-step: turn every body's motors into engine actuator commands for this step."""
+    """Pre-step: turn every body's motors into engine actuator commands for this step (plain
+    Python floats: robots have a few dozen joints at most, where numpy's per-call cost
+    dominates)."""
     dt = client.time_step
     scene = client.sim.engine
+    share = MOTOR_STIFFNESS / (1.0 + MOTOR_STIFFNESS)
+    default_force = DEFAULT_MAX_IMPULSE / dt
     for body in client.bodies.values():
-        if body.num_joints == 0:
-            continue
+        js, qis, vis = body.scalar_lists
         m = motors(body)
-        m.last = {}
-        r = body.robot_index()
-        q, v = scene.robot_q[r], scene.robot_v[r]
-        known = np.zeros(len(v))         # TORQUE_CONTROL and PD_CONTROL torques
-        targets = {}                     # motor joint -> (v index, v*, force)
-        for j in range(body.num_joints):
-            qs, vs = body.joint_coords(j)
-            if qs.stop - qs.start != 1:
-                continue
-            qi, vi = qs.start, vs.start
-            known[vi] = m.torque[j]
-            if j in m.pd:
-                qt, vt, kp, kd, f = m.pd[j]
-                known[vi] += min(f, max(-f, kp * (qt - q[qi]) + kd * (vt - v[vi])))
-            force = m.force[j]
-            if np.isnan(force):
-                force = DEFAULT_MAX_IMPULSE / dt
-            if force > 0.0:
-                target = (v[vi] + m.kp[j] * (m.q_target[j] - q[qi]) / dt
-                          + m.kd[j] * (m.v_target[j] - v[vi]))
-                vmax = m.max_velocity[j]
-                targets[j] = (vi, min(vmax, max(-vmax, target)), force)
-        m.torque[:] = 0.0
-        mode, kp_arr, ki_arr, kd_arr = (scene.robot_mode[r], scene.robot_kp[r],
-                                        scene.robot_ki[r], scene.robot_kd[r])
-        v_des, tau_ff, advance = scene.robot_v_des[r], scene.robot_tau_ff[r], scene.robot_advance[r]
-        for j in range(body.num_joints):
-            qs, vs = body.joint_coords(j)
-            if qs.stop - qs.start == 1 and j not in targets:
-                vi = vs.start
-                mode[vi], kp_arr[vi], ki_arr[vi], kd_arr[vi] = ACTUATOR_TORQUE, 0.0, 0.0, 0.0
-                v_des[vi], advance[vi], tau_ff[vi] = 0.0, 0.0, known[vi]
-        if not targets:
+        if not js and not m.spherical and not m.spherical_torque:
             continue
-        # the torque each motor needs this step with every motor reaching its v* (the
-        # implicit motor gets to c / (1 + c) of the way): tau = M dv / dt + C + G - known
+        r = body.robot_index()
         model, data, q_full = client.sim.robot_query(r)
+        v_now = scene.robot_v[r]
         M = crba.mass_matrix(model, data, q_full)
-        bias = rnea.inverse_dynamics(model, data, q_full, v, np.zeros(len(v)), client.gravity)
-        share = MOTOR_STIFFNESS / (1.0 + MOTOR_STIFFNESS)
-        dv = np.zeros(len(v))
-        for vi, target, _ in targets.values():
-            dv[vi] = share * (target - v[vi])
-        needed = M @ dv / dt + bias - known
-        for j, (vi, target, force) in targets.items():
-            inertia = max(M[vi, vi], 1e-12)
-            kp_arr[vi] = ki_arr[vi] = 0.0
-            advance[vi] = 0.0
-            if abs(needed[vi]) <= force:
-                gain = MOTOR_STIFFNESS * inertia / dt
-                mode[vi], kd_arr[vi], v_des[vi], tau_ff[vi] = ACTUATOR_PID, gain, target, known[vi]
-                m.last[j] = (gain, target, known[vi])
+        # C + G, and the other generalized forces the last step met (contacts, joint limits,
+        # friction: the motors' prediction lags them by a step)
+        bias = rnea.inverse_dynamics(model, data, q_full, v_now, np.zeros(len(v_now)),
+                                     client.gravity)
+        if m.external is not None and len(m.external) == len(v_now):
+            bias = bias - m.external
+        m.step = (M, bias, v_now.copy())
+        if m.spherical or m.spherical_torque:
+            _apply_spherical_motors(client, body, m, dt, share, M, bias)
+        if not js:
+            continue
+        q, v = scene.robot_q[r].tolist(), scene.robot_v[r].tolist()
+        nv = len(v)
+        torque, force_l = m.torque.tolist(), m.force.tolist()
+        kp_l, kd_l = m.kp.tolist(), m.kd.tolist()
+        qt_l, vt_l, vmax_l = m.q_target.tolist(), m.v_target.tolist(), m.max_velocity.tolist()
+        pd = m.pd
+        known = [0.0] * len(js)
+        targets, forces = [0.0] * len(js), [0.0] * len(js)
+        dv = None
+        for k, j in enumerate(js):
+            qi, vi = qis[k], vis[k]
+            tau = torque[j]
+            if pd and j in pd:
+                qt, vt, kp, kd, f = pd[j]
+                tau += min(f, max(-f, kp * (qt - q[qi]) + kd * (vt - v[vi])))
+            known[k] = tau
+            force = force_l[j]
+            if force != force:          # (nan: Bullet's default impulse)
+                force = default_force
+            forces[k] = force
+            if force > 0.0:
+                target = v[vi] + kp_l[j] * (qt_l[j] - q[qi]) / dt + kd_l[j] * (vt_l[j] - v[vi])
+                vmax = vmax_l[j]
+                target = vmax if target > vmax else (-vmax if target < -vmax else target)
+                targets[k] = target
+                if dv is None:
+                    dv = np.zeros(nv)
+                dv[vi] = share * (target - v[vi])
+        m.torque[:] = 0.0
+        mode, kd_arr = scene.robot_mode[r], scene.robot_kd[r]
+        v_des, tau_ff = scene.robot_v_des[r], scene.robot_tau_ff[r]
+        scene.robot_kp[r][vis] = 0.0
+        scene.robot_ki[r][vis] = 0.0
+        scene.robot_advance[r][vis] = 0.0
+        needed = diagonal = None
+        if dv is not None:
+            # the torque each motor needs this step with every motor reaching its v* (the
+            # implicit motor gets c / (1 + c) of the way): tau = M dv / dt + C + G - the
+            # last step's other forces - known
+            needed = (M @ dv / dt + bias).tolist()
+            diagonal = M.diagonal().tolist()
+        last_gain, last_target, last_known = m.last_gain, m.last_target, m.last_known
+        for k, j in enumerate(js):
+            vi, force, tau = vis[k], forces[k], known[k]
+            gain = clamped = 0.0
+            free = False
+            if force > 0.0:
+                need = needed[vi] - tau
+                if -force <= need <= force:
+                    free = True
+                    gain = MOTOR_STIFFNESS * max(diagonal[vi], 1e-12) / dt
+                else:
+                    clamped = force if need > 0 else -force
+            if free:
+                mode[vi], kd_arr[vi], v_des[vi], tau_ff[vi] = ACTUATOR_PID, gain, targets[k], tau
+                last_target[j] = targets[k]
             else:
-                clamped = math.copysign(force, needed[vi])
                 mode[vi], kd_arr[vi], v_des[vi] = ACTUATOR_TORQUE, 0.0, 0.0
-                tau_ff[vi] = clamped + known[vi]
-                m.last[j] = (0.0, clamped, known[vi])
+                tau_ff[vi] = tau + clamped
+                last_target[j] = clamped
+            last_gain[j], last_known[j] = gain, tau
+
+
+def _apply_spherical_motors(client, body, m, dt, share, M, bias):
+    """Spherical joints' motors (as the scalar ones, per axis of the angular velocity), and
+    their one-step torques."""
+    scene = client.sim.engine
+    r = body.robot_index()
+    q, v = scene.robot_q[r], scene.robot_v[r]
+    nv = len(v)
+    dofs, targets, forces, known = [], [], [], []
+    for j in set(m.spherical) | set(m.spherical_torque):
+        qs, vs = body.joint_coords(j)
+        torque = m.spherical_torque.get(j, np.zeros(3))
+        dof = list(range(vs.start, vs.stop))
+        if j in m.spherical:
+            quat, velocity, force, kp, kd, vmax = m.spherical[j]
+            force = np.where(np.isnan(force), DEFAULT_MAX_IMPULSE / dt, force)
+            w = v[vs]
+            target = w + kp * _rotation_vector(q[qs], quat) / dt + kd * (velocity - w)
+            target = np.minimum(np.maximum(target, -vmax), vmax)
+        else:
+            target, force = np.zeros(3), np.zeros(3)
+        dofs += dof
+        targets += list(target)
+        forces += list(force)
+        known += list(torque)
+    m.spherical_torque = {}
+    dofs = np.array(dofs, dtype=np.intp)
+    targets, forces, known = np.array(targets), np.array(forces), np.array(known)
+    active = forces > 0.0
+    dv = np.zeros(nv)
+    dv[dofs[active]] = share * (targets - v[dofs])[active]
+    needed = (M @ dv / dt + bias)[dofs] - known
+    # the engine damps a ball joint's three DOFs together: a joint is implicit (PID towards v*)
+    # on all three axes, or, when an axis would need more than its force, explicit torques
+    # clamped to +-force on all three (Bullet's clamped impulses)
+    within = (np.abs(needed) <= forces) | ~active
+    free = np.repeat(within.reshape(-1, 3).all(axis=1), 3) & active.reshape(-1, 3).any(
+        axis=1).repeat(3)
+    gain = np.where(free, MOTOR_STIFFNESS * np.maximum(M.diagonal()[dofs], 1e-12) / dt, 0.0)
+    gain = np.where(free & ~active, 0.0, gain)
+    clamped = np.zeros(len(dofs))
+    for start in range(0, len(dofs), 3):
+        block = slice(start, start + 3)
+        if not free[start] and active[block].any():
+            # the joint's axes solved together through its 3 x 3 inertia block
+            idx = dofs[block]
+            clamped[block] = _spherical_torques(M[np.ix_(idx, idx)], bias[idx] - known[block],
+                                                (targets[block] - v[idx]) / dt, forces[block],
+                                                active[block])
+    scene.robot_mode[r][dofs] = np.where(free, ACTUATOR_PID, ACTUATOR_TORQUE)
+    for name in ("robot_kp", "robot_ki", "robot_advance"):
+        getattr(scene, name)[r][dofs] = 0.0
+    scene.robot_kd[r][dofs] = gain
+    scene.robot_v_des[r][dofs] = np.where(free, targets, 0.0)
+    scene.robot_tau_ff[r][dofs] = known + clamped
+    m.spherical_last = (dofs, gain, np.where(free, targets, clamped), known)
 
 
 def record_motors(client):
@@ -336,21 +520,34 @@ def record_motors(client):
     scene = client.sim.engine
     for body in client.bodies.values():
         m = body.motors
-        if m is None:
+        js, _, vis = body.scalar_joints
+        if m is None or not (len(js) or m.spherical_last is not None):
             continue
-        r = body.robot_index()
-        v = scene.robot_v[r]
-        m.applied[:] = 0.0
-        for j, (gain, target, torque) in m.last.items():
-            vi = body.joint_coords(j)[1].start
-            m.applied[j] = (gain * (target - v[vi]) if gain > 0.0 else target) + torque
+        v_all = scene.robot_v[body.robot_index()]
+        v = v_all[vis]
+        gain, target = m.last_gain[js], m.last_target[js]
+        m.applied[js] = np.where(gain > 0.0, gain * (target - v), target) + m.last_known[js]
+        actuated = np.zeros(len(v_all))
+        actuated[vis] = m.applied[js]
+        if m.spherical_last is not None:
+            dofs, gain, target, known = m.spherical_last
+            applied = np.where(gain > 0.0, gain * (target - v_all[dofs]), target) + known
+            m.spherical_applied = dict(zip(dofs.tolist(), applied.tolist()))
+            actuated[dofs] = applied
+        if m.step is not None:
+            # what else acted over the step: M a + C + G - actuator torques (contacts, limits)
+            M, bias, v_before = m.step
+            external = 0.0 if m.external is None else m.external
+            m.external = M @ (v_all - v_before) / client.time_step + bias + external - actuated
+            m.step = None
 
 
 # -- external forces ----------------------------------------------------------------------------
 def applyExternalForce(objectUniqueId, linkIndex, forceObj, posObj, flags, physicsClientId=0):
     """A force [N] at a point [m] on a link (-1: the base) for the next step only (as PyBullet).
     flags WORLD_FRAME: force and point in world coordinates; LINK_FRAME: both in the link's
-    inertial (COM) frame, PyBullet's link frame."""
+    inertial (COM) frame, PyBullet's link frame. On a static base (and the links welded to it)
+    it has no effect."""
     body = get_client(physicsClientId).body(objectUniqueId)
     fn = "applyExternalForce"
     link = body.check_link(linkIndex, fn)
@@ -364,9 +561,11 @@ def applyExternalForce(objectUniqueId, linkIndex, forceObj, posObj, flags, physi
         force, point = R_c @ force, p_c + R_c @ point
     # the engine's wrench: force and torque about the body's COM (the merged body's, which may
     # differ from the link's when links are welded together)
-    world_id = body.world_id(link)
-    sim_body = body.client.sim.body(world_id)
-    sim_body.applyForceAtPoint(force, point)
+    sim_body = body.client.sim.body(body.world_id(link))
+    try:
+        sim_body.applyForceAtPoint(force, point)
+    except ValueError:
+        pass            # a static base or a link welded to it: no effect, as in PyBullet
 
 
 def applyExternalTorque(objectUniqueId, linkIndex, torqueObj, flags, physicsClientId=0):
@@ -380,13 +579,16 @@ def applyExternalTorque(objectUniqueId, linkIndex, torqueObj, flags, physicsClie
         raise error(f"{fn}: |torqueObj| must be <= {bounds.MAX_TORQUE:g} N m")
     if frame == LINK_FRAME:
         torque = _com_frame(body, link)[0] @ torque
-    body.client.sim.body(body.world_id(link)).applyWrench(np.zeros(3), torque)
+    try:
+        body.client.sim.body(body.world_id(link)).applyWrench(np.zeros(3), torque)
+    except ValueError:
+        pass            # a static base or a link welded to it: no effect, as in PyBullet
 
 
 def _frame_flag(flags, fn) -> int:
     try:
         frame = int(flags)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         frame = None
     if frame not in (LINK_FRAME, WORLD_FRAME):
         raise error(f"{fn}: flags must be LINK_FRAME ({LINK_FRAME}) or WORLD_FRAME "
@@ -414,7 +616,6 @@ def getDynamicsInfo(bodyUniqueId, linkIndex, flags=0, physicsClientId=0) -> tupl
     inertia = R_lc.T @ mass.inertiaMatrix() @ R_lc
     surface = _surface(body, link)
     extra = body.info.setdefault("dynamics", {}).get(link, {})
-    from sim_node.pybullet.bodies import vec, xyzw
     return (float(mass.getMass()), float(surface[1]), vec(np.diag(inertia)), vec(p_lc),
             xyzw(R_lc), float(surface[0]), float(extra.get("rollingFriction", 0.0)),
             float(extra.get("spinningFriction", 0.0)), float(extra.get("contactDamping", -1.0)),
@@ -511,8 +712,8 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
         if diag is not None:
             inertia = R_lc @ np.diag(diag) @ R_lc.T
         com = old.getCom() if old.getMass() > 0 or new_mass is None else p_lc
+        # (the engine's scene shares the robot's model: the step sees the new inertia)
         robot_link.setMass(Mass(old.getMass() if new_mass is None else new_mass, com, inertia))
-        _refresh_inertia(client, body)
     if friction is not None or rest is not None or stiffness is not None:
         sim_body = client.sim.body(body.world_id(link))
         s = sim_body.getSurface()
@@ -532,16 +733,104 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
                   "by sim_node (README 'The PyBullet API: bodies, joints, control')")
 
 
-def _refresh_inertia(client, body):
-    """The engine scene copies the robot's inertias when built: rebuild it (state kept)."""
+def _link_twists(body):
+    """Per robot link: (COM position, COM velocity, angular velocity, R, I_C in world axes,
+    mass)."""
+    from sim_node.engine.api import kinematics
+    r = body.robot_index()
+    model, data, q = body.client.sim.robot_query(r)
+    v = body.client.sim.engine.robot_v[r]
+    R_all, p_all = body.link_frames()
+    out = []
+    for k in range(body.entity.numLinks()):
+        mass = body.entity.link(k).getMass()
+        com = mass.getCom()
+        twist = kinematics.jacobian(model, data, q, k, com) @ v
+        R = R_all[k]
+        out.append((p_all[k] + R @ com, twist[3:], twist[:3], R,
+                    R @ mass.inertiaMatrix() @ R.T, mass.getMass()))
+    return out
+
+
+def sensors_before(client):
+    """Pre-step: the links' velocities of the bodies with joint force-torque sensors."""
+    for body in client.bodies.values():
+        if body.sensors:
+            body.twists_before = _link_twists(body)
+
+
+def sensors_after(client):
+    """Post-step: each sensed joint's reaction, from Newton's law on its child subtree. The force
+    the parent exerts through the joint balances the subtree's momentum change over the step
+    (finite difference of the links' COM velocities), gravity and the contact forces of the
+    step's last substep on the subtree's bodies: F = sum m (a - g) - f_contact. The moment is
+    PyBullet's (measured on a pendulum held, hanging and falling): minus the moment of those
+    same forces about the joint, without the links' rotational inertia terms. Both in the
+    child's (URDF link) axes."""
+    bodies = [b for b in client.bodies.values() if b.sensors and hasattr(b, "twists_before")]
+    if not bodies:
+        return
+    dt = client.time_step
+    g = np.asarray(client.gravity, dtype=float)
     sim = client.sim
+    contacts = sim.getAllContacts()
+    for body in bodies:
+        before, after = body.twists_before, _link_twists(body)
+        parent = body.entity.structure.link_parent
+        frames_p = body.link_frames()[1]
+        reactions = {}
+        for j in body.sensors:
+            c = body.robot_link(j)
+            subtree = {c}
+            for k in range(c + 1, len(parent)):
+                if parent[k] in subtree:
+                    subtree.add(k)
+            p_joint = frames_p[c]
+            R_c = after[c][3]
+            force, moment = np.zeros(3), np.zeros(3)
+            for k in subtree:
+                x, v1, _, _, _, m = after[k]
+                f_k = m * ((v1 - before[k][1]) / dt - g)
+                force += f_k
+                moment += np.cross(x - p_joint, f_k)
+            ids = {sim.getBodyID(body.entity.link(k).getID()) for k in subtree
+                   if _has_body(sim, body.entity.link(k).getID())}
+            for id1, id2, point, f in zip(contacts["id1"], contacts["id2"], contacts["point"],
+                                          contacts["force"]):
+                sign = (id1 in ids) - (id2 in ids)
+                if sign:
+                    force -= sign * f
+                    moment -= sign * np.cross(point - p_joint, f)
+            reactions[j] = np.concatenate([R_c.T @ force, -(R_c.T @ moment)])
+        body.reactions = reactions
+
+
+def _has_body(sim, world_id) -> bool:
     try:
-        sim._rebuild(lambda world: None)
-    except ValueError as e:
-        raise error(f"changeDynamics: {e}") from None
-    client._rebuilt()
+        sim.getBodyID(world_id)
+    except ValueError:
+        return False
+    return True
 
 
-def joint_reaction(body, j: int) -> np.ndarray:
-    """The reaction wrench of joint j (enableJointForceTorqueSensor): not computed yet."""
-    return np.zeros(6)
+def _spherical_torques(B, b, a_target, force, active) -> np.ndarray:
+    """Motor torques tau (3) of a saturated spherical joint, B a = tau - b: a = a_target on
+    the motor axes whose torque stays within +-force, the others at their bound (0 when
+    inactive), solved again after each axis reaches its bound."""
+    fixed = ~active
+    tau = np.zeros(3)
+    for _ in range(4):
+        U, O = ~fixed, fixed
+        if not U.any():
+            break
+        a = np.zeros(3)
+        a[U] = a_target[U]
+        if O.any():
+            a[O] = np.linalg.solve(B[np.ix_(O, O)], tau[O] - b[O] - B[np.ix_(O, U)] @ a[U])
+        tau[U] = B[U] @ a + b[U]
+        over = U & (np.abs(tau) > force)
+        if not over.any():
+            break
+        tau[over] = np.copysign(force[over], tau[over])
+        fixed = fixed | over
+    return tau

@@ -20,7 +20,7 @@ from sim_node.model import geometry as geo
 from sim_node.model.errors import ModelLoadError
 from sim_node.model.urdf import parse_urdf
 from sim_node.pybullet.client import (finite_float, finite_vector, get_client, inertial_frames,
-                                      raw_joint_limits, unit_quaternion, warn_once)
+                                      raw_joint_limits, unit_quaternion, vec, warn_once, xyzw)
 from sim_node.pybullet.connection import resolve_file
 from sim_node.pybullet.errors import error
 
@@ -93,6 +93,15 @@ def loadURDF(fileName, basePosition=(0.0, 0.0, 0.0), baseOrientation=(0.0, 0.0, 
 def removeBody(bodyUniqueId, physicsClientId=0):
     client = get_client(physicsClientId)
     client.remove_body(client.body(bodyUniqueId).uid)
+
+
+def _sequence(value, function: str, what: str, n=None):
+    """value as a list (a sequence, not a string), of n entries when n is given."""
+    if value is None or isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
+        raise error(f"{function}: {what} must be a list, got {value!r}")
+    if n is not None and len(value) != n:
+        raise error(f"{function}: {what} has {len(value)} entries, expected {n}")
+    return list(value)
 
 
 def _flag_int(value, function: str, what: str) -> int:
@@ -199,7 +208,7 @@ def _geometry(fn, shape_type, radius, half_extents, height, file_name, mesh_scal
     from sim_node.pybullet.connection import resolve_file
     try:
         kind = int(shape_type)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         kind = None
     if kind not in _GEOM_NAMES:
         if kind == GEOM_HEIGHTFIELD:
@@ -286,17 +295,15 @@ def createCollisionShapeArray(shapeTypes, radii=None, halfExtents=None, lengths=
     from sim_node.model.urdf import GeometryElement
     client = get_client(physicsClientId)
     fn = "createCollisionShapeArray"
-    if isinstance(shapeTypes, (str, bytes)) or not hasattr(shapeTypes, "__len__") \
-            or len(shapeTypes) == 0:
+    shapeTypes = _sequence(shapeTypes, fn, "shapeTypes")
+    if not shapeTypes:
         raise error(f"{fn}: shapeTypes must be a non-empty list")
     n = len(shapeTypes)
 
     def entry(values, i, default, what):
         if values is None:
             return default
-        if len(values) != n:
-            raise error(f"{fn}: {what} has {len(values)} entries, shapeTypes {n}")
-        return values[i]
+        return _sequence(values, fn, what, n)[i]
     elements, described = [], []
     for i, kind in enumerate(shapeTypes):
         shape, dims, name = _geometry(
@@ -349,17 +356,15 @@ def createVisualShapeArray(shapeTypes, radii=None, halfExtents=None, lengths=Non
     from sim_node.model.urdf import GeometryElement
     client = get_client(physicsClientId)
     fn = "createVisualShapeArray"
-    if isinstance(shapeTypes, (str, bytes)) or not hasattr(shapeTypes, "__len__") \
-            or len(shapeTypes) == 0:
+    shapeTypes = _sequence(shapeTypes, fn, "shapeTypes")
+    if not shapeTypes:
         raise error(f"{fn}: shapeTypes must be a non-empty list")
     n = len(shapeTypes)
 
     def entry(values, i, default, what):
         if values is None:
             return default
-        if len(values) != n:
-            raise error(f"{fn}: {what} has {len(values)} entries, shapeTypes {n}")
-        return values[i]
+        return _sequence(values, fn, what, n)[i]
     elements, described, colors = [], [], []
     for i, kind in enumerate(shapeTypes):
         shape, dims, name = _geometry(
@@ -382,13 +387,13 @@ def createVisualShapeArray(shapeTypes, radii=None, halfExtents=None, lengths=Non
     return sid
 
 
-def _bullet_inertia(spec, mass: float) -> np.ndarray:
-    """Bullet's local inertia diagonal of a createCollisionShape shape (checked against
-    PyBullet): box and cylinder exact, everything else (sphere, capsule, mesh, several parts)
-    the box of the shape's bounding box; no shape: (mass, mass, mass) as Bullet."""
+def _bullet_inertia(spec, mass: float, base: bool) -> np.ndarray:
+    """The local inertia diagonal PyBullet 3.2.7's createMultiBody gives a shape (measured): the
+    box of the shape's bounding box, except a lone cylinder on the base (exact); no shape:
+    (mass, mass, mass)."""
     if spec is None or not spec.elements:
         return np.full(3, mass)
-    if len(spec.elements) == 1:
+    if base and len(spec.elements) == 1:
         shape = spec.elements[0].shape
         if isinstance(shape, geo.Cylinder):
             r, h = shape.radius, shape.length
@@ -438,7 +443,7 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
     Masses 0 with a static base make a static body. Inertias are Bullet's for the shapes
     (_bullet_inertia). batchPositions: one body per base position; their ids as a tuple."""
     from sim_node.model.inertia_repair import Inertial
-    from sim_node.model.urdf import Joint, Link, Origin, URDFRobot
+    from sim_node.model.urdf import Joint, Link, URDFRobot
     client = get_client(physicsClientId)
     fn = "createMultiBody"
     collision, visual = _shapes(client, "collision"), _shapes(client, "visual")
@@ -451,7 +456,7 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
             raise error(f"{fn}: {what} {k} is not a shape of this client (have "
                         f"{sorted(table) or 'none'}; -1 for none)")
         return table[k]
-    n = 0 if linkMasses is None else len(linkMasses)
+    n = 0 if linkMasses is None else len(_sequence(linkMasses, fn, "linkMasses"))
     lists = dict(linkCollisionShapeIndices=linkCollisionShapeIndices,
                  linkVisualShapeIndices=linkVisualShapeIndices, linkPositions=linkPositions,
                  linkOrientations=linkOrientations,
@@ -463,8 +468,8 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
         if n and values is None and name not in ("linkInertialFramePositions",
                                                  "linkInertialFrameOrientations"):
             raise error(f"{fn}: {name} is needed with linkMasses")
-        if values is not None and len(values) != n:
-            raise error(f"{fn}: {name} has {len(values)} entries, linkMasses {n}")
+        if values is not None:
+            _sequence(values, fn, name, n)
     masses = [finite_float(baseMass, fn, "baseMass")]
     masses += [finite_float(m, fn, f"linkMasses[{i}]") for i, m in enumerate(linkMasses or [])]
     if any(m < 0 for m in masses):
@@ -499,7 +504,8 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
             axis = axis / norm
         origin = _frame(linkPositions[i], linkOrientations[i], fn, f"link[{i}]")
         joints.append((parent, kind, axis, origin))
-    positions = [basePosition] if batchPositions is None else list(batchPositions)
+    positions = [basePosition] if batchPositions is None else _sequence(batchPositions, fn,
+                                                                       "batchPositions")
     if not positions:
         raise error(f"{fn}: batchPositions must not be empty")
     positions = [finite_vector(x, 3, fn, "basePosition") for x in positions]
@@ -512,13 +518,15 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
     for i in range(n + 1):
         mass = masses[i]
         frame = inertial[i]
-        diagonal = _bullet_inertia(col[i], mass)
+        diagonal = _bullet_inertia(col[i], mass, base=i == 0)
         link_inertial = None
         if mass > 0:
             link_inertial = Inertial(mass, np.asarray(frame.p, dtype=float),
                                      frame.R @ np.diag(diagonal) @ frame.R.T)
-        links[names[i]] = Link(names[i], link_inertial,
-                               tuple(vis[i].elements) if vis[i] else (),
+        # a link without a visual shape shows its collision shape, in white, as PyBullet
+        visuals = vis[i].elements if vis[i] else [replace(e, color=(1.0, 1.0, 1.0, 1.0))
+                                                  for e in (col[i].elements if col[i] else [])]
+        links[names[i]] = Link(names[i], link_inertial, tuple(visuals),
                                tuple(col[i].elements) if col[i] else ())
     urdf_joints = {}
     for i, (parent, kind, axis, origin) in enumerate(joints):
@@ -558,12 +566,11 @@ def _describe(shape) -> tuple:
     return GEOM_HEIGHTFIELD, (0.0, 0.0, 0.0), b""
 
 
-def getVisualShapeData(objectUniqueId, flags=0, physicsClientId=0) -> list:
+def getVisualShapeData(objectUniqueId, flags=0, physicsClientId=0) -> tuple:
     """One tuple per visual element of every link (base first): (objectUniqueId, linkIndex,
     visualGeometryType, dimensions, meshAssetFileName, localVisualFramePosition,
     localVisualFrameOrientation, rgbaColor), the frame in the link's (URDF) frame. Elements
     without a colour read (1, 1, 1, 1); changeVisualShape's colours win."""
-    from sim_node.pybullet.bodies import vec, xyzw
     body = get_client(physicsClientId).body(objectUniqueId)
     colors = body.info.get("visual_colors", {})
     out = []
@@ -574,14 +581,13 @@ def getVisualShapeData(objectUniqueId, flags=0, physicsClientId=0) -> list:
             out.append((body.uid, link, kind, dims, name, vec(element.origin.p),
                         xyzw(element.origin.R),
                         tuple(float(c) for c in (color or (1.0, 1.0, 1.0, 1.0)))))
-    return out
+    return tuple(out)
 
 
-def getCollisionShapeData(objectUniqueId, linkIndex, physicsClientId=0) -> list:
+def getCollisionShapeData(objectUniqueId, linkIndex, physicsClientId=0) -> tuple:
     """One tuple per collision element of the link: (objectUniqueId, linkIndex, geometryType,
     dimensions, fileName, localCollisionFramePosition, localCollisionFrameOrientation), the
     frame in the link's inertial (COM) frame as PyBullet."""
-    from sim_node.pybullet.bodies import vec, xyzw
     body = get_client(physicsClientId).body(objectUniqueId)
     link = body.check_link(linkIndex, "getCollisionShapeData")
     p_lc, R_lc = body.inertial_frames[body.robot_link(link)]
@@ -591,7 +597,7 @@ def getCollisionShapeData(objectUniqueId, linkIndex, physicsClientId=0) -> list:
         R = R_lc.T @ element.origin.R
         p_ = R_lc.T @ (np.asarray(element.origin.p) - p_lc)
         out.append((body.uid, link, kind, dims, name, vec(p_), xyzw(R)))
-    return out
+    return tuple(out)
 
 
 def changeVisualShape(objectUniqueId, linkIndex, shapeIndex=-1, textureUniqueId=None,

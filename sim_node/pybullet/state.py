@@ -73,7 +73,7 @@ def restoreState(stateId=-1, fileName="", physicsClientId=0):
         return
     try:
         sid = int(stateId)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"restoreState: stateId must be an integer, got {stateId!r}") from None
     if sid not in client.states:
         raise error(f"restoreState: no saved state {sid} (saved: {sorted(client.states)}); "
@@ -85,7 +85,7 @@ def removeState(stateUniqueId, physicsClientId=0):
     client = get_client(physicsClientId)
     try:
         sid = int(stateUniqueId)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"removeState: stateUniqueId must be an integer, got "
                     f"{stateUniqueId!r}") from None
     if sid not in client.states:
@@ -108,25 +108,32 @@ def saveBullet(bulletFileName, physicsClientId=0):
         raise error(f"saveBullet: cannot write '{bulletFileName}': {e}") from None
 
 
-def _jsonable(motor_state: dict) -> dict:
-    out = {}
-    for k, v in motor_state.items():
-        if isinstance(v, np.ndarray):
-            out[k] = {"dtype": str(v.dtype), "values": v.tolist()}
-        else:
-            out[k] = {"dict": [[int(j), list(x) if isinstance(x, tuple) else x]
-                               for j, x in v.items()]}
-    return out
+def _jsonable(value):
+    """A motor table (numbers, arrays, tuples, dicts with int keys, None) as JSON data that
+    _from_json turns back into equal values (floats exactly: JSON keeps Python's repr)."""
+    if isinstance(value, np.ndarray):
+        return {"nd": str(value.dtype), "v": value.tolist()}
+    if isinstance(value, tuple):
+        return {"t": [_jsonable(x) for x in value]}
+    if isinstance(value, list):
+        return {"l": [_jsonable(x) for x in value]}
+    if isinstance(value, dict):
+        return {"d": [[_jsonable(k), _jsonable(v)] for k, v in value.items()]}
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    return value
 
 
-def _from_json(data: dict) -> dict:
-    out = {}
-    for k, v in data.items():
-        if "values" in v:
-            out[k] = np.array(v["values"], dtype=v["dtype"])
-        else:
-            out[k] = {int(j): tuple(x) if isinstance(x, list) else x for j, x in v["dict"]}
-    return out
+def _from_json(data):
+    if isinstance(data, dict):
+        if "nd" in data:
+            return np.array(data["v"], dtype=data["nd"])
+        if "t" in data:
+            return tuple(_from_json(x) for x in data["t"])
+        if "l" in data:
+            return [_from_json(x) for x in data["l"]]
+        return {_from_json(k): _from_json(v) for k, v in data["d"]}
+    return data
 
 
 def _read_file(file_name) -> SavedState:

@@ -131,11 +131,25 @@ def test_link_index_minus_one_is_refused_by_get_link_state_as_pybullet():
             p.getLinkState(ua, -1, physicsClientId=a)
 
 
-def test_fixed_base_cannot_be_moved_after_loading():
-    with ours() as a:
-        uid = quiet(p.loadURDF, "kuka_iiwa/model.urdf", physicsClientId=a)
-        with pytest.raises(p.error, match="fixed"):
-            p.resetBasePositionAndOrientation(uid, [1, 0, 0], [0, 0, 0, 1], physicsClientId=a)
+def test_a_fixed_base_moves_with_its_joint_state_as_pybullets():
+    with ours() as a, reference() as b:
+        ua, ub = _pair("kuka_iiwa/model.urdf", a, b)
+        other = quiet(p.loadURDF, "r2d2.urdf", [3, 0, 1], physicsClientId=a)
+        for module, uid, cid in ((p, ua, a), (pb, ub, b)):
+            module.resetJointState(uid, 3, -1.1, physicsClientId=cid)
+            module.resetBasePositionAndOrientation(uid, [1, 2, 0.5], [0, 0, 0.6, 0.8],
+                                                   physicsClientId=cid)
+        base_a = p.getBasePositionAndOrientation(ua, physicsClientId=a)
+        base_b = pb.getBasePositionAndOrientation(ub, physicsClientId=b)
+        assert np.allclose(base_a[0], base_b[0], atol=1e-9)
+        assert same_rotation(base_a[1], base_b[1], 1e-9)
+        assert p.getJointState(ua, 3, physicsClientId=a)[0] == -1.1
+        _compare_links(ua, ub, a, b)
+        assert p.getBasePositionAndOrientation(other, physicsClientId=a)[0] == (3.0, 0.0, 1.0)
+        p.setGravity(0, 0, -10, physicsClientId=a)
+        for _ in range(10):
+            p.stepSimulation(physicsClientId=a)
+        assert p.getBasePositionAndOrientation(ua, physicsClientId=a) == base_a
 
 
 _hostile = st.one_of(st.just(math.nan), st.just(math.inf), st.just(1e5), st.just("x"),
@@ -166,3 +180,24 @@ def test_hostile_resets_are_refused_and_nothing_changes(function, bad, index):
             else:
                 p.resetJointStatesMultiDof(uid, [2, 3], [[0.1], [bad]], physicsClientId=a)
         assert np.array_equal(body.q(), q0) and np.array_equal(body.v(), v0)
+
+
+def test_return_types_are_pybullets():
+    with ours() as a, reference() as b:
+        ua, ub = _pair("r2d2.urdf", a, b)
+        for name, args in (("getJointStates", ([0, 2],)), ("getLinkStates", ([0, 2],)),
+                           ("getJointStatesMultiDof", ([0, 2],)), ("getJointState", (2,)),
+                           ("getJointStateMultiDof", (0,)), ("getJointStateMultiDof", (2,)),
+                           ("getBaseVelocity", ()), ("getBasePositionAndOrientation", ()),
+                           ("getJointInfo", (2,)), ("getDynamicsInfo", (2,)),
+                           ("getVisualShapeData", ()), ("getCollisionShapeData", (2,))):
+            mine = getattr(p, name)(ua, *args, physicsClientId=a)
+            theirs = getattr(pb, name)(ub, *args, physicsClientId=b)
+            assert _shape(mine) == _shape(theirs), name
+
+
+def _shape(value):
+    """The nesting of tuples and the Python types of a return value (not the numbers)."""
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_shape(x) for x in value))
+    return type(value).__name__

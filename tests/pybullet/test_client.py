@@ -1,8 +1,13 @@
 """The client interface the other modules of sim_node.pybullet build on (issue14_api.md)."""
+import inspect
+import math
+
 import numpy as np
 import pybullet as pb
 import pytest
 from core_reference import ours, quiet, reference
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sim_node.pybullet as p
 from sim_node.pybullet.client import get_client
@@ -77,3 +82,31 @@ def test_bodies_with_the_same_urdf_name_coexist():
         assert [p.getBodyInfo(u, physicsClientId=a)[1] for u in ids] == [b"physics"] * 3
         names = {get_client(a).body(u).entity.getName() for u in ids}
         assert len(names) == 3
+
+
+_GARBAGE = [None, "x", b"y", -1, 0, 1, 2, 99, 1e300, math.nan, math.inf, [], [1], [1, 2, 3],
+            [math.nan] * 3, [1, 2, 3, 4], {"a": 1}, (0, 0, 0, 0), object(), 2 ** 70, -5.5, True]
+_FUNCTIONS = [name for module in ("connection", "loading", "bodies", "control", "state")
+              for name in __import__(f"sim_node.pybullet.{module}", fromlist=["x"]).__all__
+              if name not in ("connect", "disconnect", "resetSimulation", "saveBullet")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(_FUNCTIONS), data=st.data())
+def test_garbage_arguments_raise_error_only(name, data):
+    # every function of the core, any argument of any type: p.error (or Python's TypeError for
+    # a missing argument, as PyBullet's), never another exception
+    function = getattr(p, name)
+    signature = inspect.signature(function)
+    with ours() as a:
+        uid = quiet(p.loadURDF, "r2d2.urdf", physicsClientId=a)
+        kwargs = {}
+        for parameter in signature.parameters.values():
+            if parameter.name == "physicsClientId":
+                continue
+            if parameter.default is inspect.Parameter.empty or data.draw(st.booleans()):
+                kwargs[parameter.name] = data.draw(st.sampled_from(_GARBAGE + [uid, 3]))
+        try:
+            quiet(function, physicsClientId=a, **kwargs)
+        except p.error:
+            pass

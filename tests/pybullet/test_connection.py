@@ -156,7 +156,8 @@ def test_api_version_is_pybullets():
 
 def test_missing_file_says_where_it_looked():
     with ours() as a:
-        with pytest.raises(p.error, match="cannot find 'no_such_robot.urdf'.*setAdditionalSearchPath"):
+        with pytest.raises(p.error, match="cannot find 'no_such_robot.urdf'.*"
+                                          "setAdditionalSearchPath"):
             p.loadURDF("no_such_robot.urdf", physicsClientId=a)
 
 

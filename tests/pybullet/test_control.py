@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pybullet as pb
 import pytest
-from core_reference import ours, quiet, reference
+from core_reference import ours, quiet, reference, same_rotation
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -276,9 +276,108 @@ def test_hostile_control_arguments_are_refused_and_nothing_changes(pendulum_file
         assert p.getDynamicsInfo(uid, 0, physicsClientId=a)[0] == 1.0
 
 
-def test_unsupported_multi_dof_motor_says_so():
-    with ours() as a:
-        uid = quiet(p.loadURDF, "humanoid/humanoid.urdf", physicsClientId=a)
-        with pytest.raises(p.error, match="not supported"):
-            p.setJointMotorControlMultiDof(uid, 1, pb.POSITION_CONTROL,
-                                           targetPosition=[0, 0, 0, 1], physicsClientId=a)
+def test_spherical_joints_have_default_motors_and_position_control_as_pybullet():
+    # humanoid.urdf (y up, turned upright): the spherical joints hold by default, a shoulder
+    # under POSITION_CONTROL reaches its target quaternion, force=0 frees a joint
+    target = [0.0, 0.0, 0.3826834, 0.9238795]
+    with ours() as a, reference() as b:
+        for module, cid in ((p, a), (pb, b)):
+            module.setGravity(0, 0, -10, physicsClientId=cid)
+            uid = quiet(module.loadURDF, "humanoid/humanoid.urdf", [0, 0, 3],
+                        [0.7071068, 0, 0, 0.7071068], useFixedBase=1, flags=FROM_FILE,
+                        physicsClientId=cid)
+            for _ in range(120):
+                module.stepSimulation(physicsClientId=cid)
+            for j in (1, 2, 3):
+                quat = module.getJointStateMultiDof(uid, j, physicsClientId=cid)[0]
+                assert same_rotation(quat, [0, 0, 0, 1], 2e-3), (module.__name__, j, quat)
+            module.setJointMotorControlMultiDof(uid, 3, pb.POSITION_CONTROL,
+                                                targetPosition=target, force=[200] * 3,
+                                                physicsClientId=cid)
+            for _ in range(240):
+                module.stepSimulation(physicsClientId=cid)
+            quat = module.getJointStateMultiDof(uid, 3, physicsClientId=cid)[0]
+            assert same_rotation(quat, target, 0.01), (module.__name__, quat)
+            module.setJointMotorControlMultiDof(uid, 3, pb.POSITION_CONTROL,
+                                                targetPosition=[0, 0, 0, 1], positionGain=0,
+                                                velocityGain=1, force=[0, 0, 0],
+                                                physicsClientId=cid)
+            for _ in range(120):
+                module.stepSimulation(physicsClientId=cid)
+            quat = module.getJointStateMultiDof(uid, 3, physicsClientId=cid)[0]
+            assert not same_rotation(quat, target, 0.05), (module.__name__, quat)
+
+
+def test_joint_reaction_forces_equal_pybullets_on_a_pendulum(pendulum_file):
+    # held horizontal by the default motor, turned 90 deg, hanging, falling from horizontal:
+    # (Fx, Fy, Fz, Mx, My, Mz) in the child's axes as PyBullet reports them
+    with ours() as a, reference() as b:
+        readings = []
+        for module, cid in ((p, a), (pb, b)):
+            module.setGravity(0, 0, -10, physicsClientId=cid)
+            uid = quiet(module.loadURDF, pendulum_file, useFixedBase=1, flags=FROM_FILE,
+                        physicsClientId=cid)
+            assert module.getJointState(uid, 0, physicsClientId=cid)[2] == (0.0,) * 6
+            module.enableJointForceTorqueSensor(uid, 0, 1, physicsClientId=cid)
+            run = []
+            for _ in range(10):
+                module.stepSimulation(physicsClientId=cid)
+            run.append(module.getJointState(uid, 0, physicsClientId=cid)[2])
+            module.resetBasePositionAndOrientation(uid, [0, 0, 0], [0, 0, 0.7071068, 0.7071068],
+                                                   physicsClientId=cid)
+            for _ in range(10):
+                module.stepSimulation(physicsClientId=cid)
+            run.append(module.getJointState(uid, 0, physicsClientId=cid)[2])
+            module.setJointMotorControl2(uid, 0, pb.VELOCITY_CONTROL, force=0, physicsClientId=cid)
+            module.resetBasePositionAndOrientation(uid, [0, 0, 0], [0, 0, 0, 1],
+                                                   physicsClientId=cid)
+            for angle in (math.pi / 2, 0.0):
+                module.resetJointState(uid, 0, angle, physicsClientId=cid)
+                module.stepSimulation(physicsClientId=cid)
+                run.append(module.getJointState(uid, 0, physicsClientId=cid)[2])
+            readings.append(run)
+        for mine, theirs in zip(*readings):
+            # (ours: the centripetal force of the step's end speed, 2e-3 N, Bullet's: none)
+            assert np.allclose(mine, theirs, atol=3e-3), (mine, theirs)
+        assert readings[0][0][2] == pytest.approx(10.0, rel=1e-3)      # the weight, m g
+
+
+def test_r2d2_driving_its_wheels_follows_pybullet_with_the_files_inertia():
+    # wheels under VELOCITY_CONTROL (saturated at first, then at speed), contacts with the
+    # plane, the chassis pitching from the wheels' reaction: the same trajectory as PyBullet's
+    # within 3 cm and 0.03 (quaternion) after 0.5 s, with the inertia of the file in both
+    with ours() as a, reference() as b:
+        results = []
+        for module, cid in ((p, a), (pb, b)):
+            module.setGravity(0, 0, -10, physicsClientId=cid)
+            quiet(module.loadURDF, "plane.urdf", physicsClientId=cid)
+            uid = quiet(module.loadURDF, "r2d2.urdf", [0, 0, 0.5], flags=FROM_FILE,
+                        physicsClientId=cid)
+            for _ in range(240):
+                module.stepSimulation(physicsClientId=cid)
+            for j in (2, 3, 6, 7):
+                module.setJointMotorControl2(uid, j, pb.VELOCITY_CONTROL, targetVelocity=-10,
+                                             force=50, physicsClientId=cid)
+            for _ in range(120):
+                module.stepSimulation(physicsClientId=cid)
+            results.append((module.getBasePositionAndOrientation(uid, physicsClientId=cid),
+                            [module.getJointState(uid, j, physicsClientId=cid)[1]
+                             for j in (2, 3, 6, 7)]))
+        (pose_a, wheels_a), (pose_b, wheels_b) = results
+        assert np.allclose(pose_a[0], pose_b[0], atol=0.03), (pose_a, pose_b)
+        assert same_rotation(pose_a[1], pose_b[1], 0.03), (pose_a, pose_b)
+        assert pose_a[1][0] > 0.15 and pose_b[1][0] > 0.15       # both pitch by > 17 deg
+        assert np.allclose(wheels_a, wheels_b, atol=0.05)
+
+
+def test_forces_on_a_static_base_have_no_effect_as_in_pybullet():
+    with ours() as a, reference() as b:
+        for module, cid in ((p, a), (pb, b)):
+            uid = quiet(module.loadURDF, "kuka_iiwa/model.urdf", physicsClientId=cid)
+            before = module.getBasePositionAndOrientation(uid, physicsClientId=cid)
+            module.applyExternalForce(uid, -1, [100, 0, 0], [0, 0, 0], pb.WORLD_FRAME,
+                                      physicsClientId=cid)
+            module.applyExternalTorque(uid, -1, [0, 0, 100], pb.WORLD_FRAME,
+                                       physicsClientId=cid)
+            module.stepSimulation(physicsClientId=cid)
+            assert module.getBasePositionAndOrientation(uid, physicsClientId=cid) == before

@@ -151,3 +151,106 @@ def test_hostile_load_arguments_are_refused_and_nothing_is_added(case, bad, n):
             p.loadURDF("r2d2.urdf", physicsClientId=a, **kwargs)
         assert p.getNumBodies(physicsClientId=a) == 0
         assert quiet(p.loadURDF, "r2d2.urdf", physicsClientId=a) == 0
+
+
+def _multibody(module, cid):
+    sphere = module.createCollisionShape(pb.GEOM_SPHERE, radius=0.2, physicsClientId=cid)
+    box = module.createCollisionShape(pb.GEOM_BOX, halfExtents=[0.1, 0.2, 0.3],
+                                      collisionFramePosition=[0.1, 0, 0], physicsClientId=cid)
+    cylinder = module.createCollisionShape(pb.GEOM_CYLINDER, radius=0.1, height=0.5,
+                                           physicsClientId=cid)
+    visual = module.createVisualShape(pb.GEOM_BOX, halfExtents=[0.1, 0.2, 0.3],
+                                      rgbaColor=[1, 0, 0, 1], physicsClientId=cid)
+    assert (sphere, box, cylinder, visual) == (0, 1, 2, 0)
+    return module.createMultiBody(
+        baseMass=1, baseCollisionShapeIndex=sphere, baseVisualShapeIndex=visual,
+        basePosition=[0, 0, 1], baseInertialFramePosition=[0, 0, 0.2],
+        linkMasses=[1, 1], linkCollisionShapeIndices=[box, cylinder],
+        linkVisualShapeIndices=[-1, -1], linkPositions=[[0, 0, 0.5], [0.3, 0, 0]],
+        linkOrientations=[[0, 0, 0, 1], [0, 0, 0.7071068, 0.7071068]],
+        linkInertialFramePositions=[[0.05, 0, 0], [0, 0, 0.1]],
+        linkInertialFrameOrientations=[[0, 0, 0, 1]] * 2, linkParentIndices=[0, 1],
+        linkJointTypes=[pb.JOINT_REVOLUTE, pb.JOINT_PRISMATIC],
+        linkJointAxis=[[0, 1, 0], [1, 0, 0]], physicsClientId=cid)
+
+
+def _close(x, y, atol=1e-9):
+    if isinstance(x, tuple):
+        return len(x) == len(y) and all(_close(u, v, atol) for u, v in zip(x, y))
+    if isinstance(x, float):
+        return abs(x - y) <= atol
+    return x == y
+
+
+def test_create_multi_body_equals_pybullets():
+    with ours() as a, reference() as b:
+        ua, ub = _multibody(p, a), _multibody(pb, b)
+        assert p.getBodyInfo(ua, physicsClientId=a) == pb.getBodyInfo(ub, physicsClientId=b)
+        for j in range(2):
+            ja, jb = p.getJointInfo(ua, j, physicsClientId=a), pb.getJointInfo(ub, j,
+                                                                                 physicsClientId=b)
+            assert _close(ja[:15], jb[:15]), (ja, jb)
+            assert same_rotation(ja[15], jb[15], 1e-9) and ja[16] == jb[16]
+            sa = p.getLinkState(ua, j, physicsClientId=a)
+            sb = pb.getLinkState(ub, j, physicsClientId=b)
+            assert np.allclose(sa[0], sb[0], atol=1e-9) and np.allclose(sa[2], sb[2], atol=1e-9)
+            assert same_rotation(sa[1], sb[1], 1e-9) and same_rotation(sa[3], sb[3], 1e-9)
+            assert np.allclose(sa[4], sb[4], atol=1e-6)     # (PyBullet: single precision)
+        for link in (-1, 0, 1):
+            da = p.getDynamicsInfo(ua, link, physicsClientId=a)
+            db = pb.getDynamicsInfo(ub, link, physicsClientId=b)
+            assert _close(da[:5], db[:5]), (link, da, db)
+            assert _close(p.getCollisionShapeData(ua, link, physicsClientId=a),
+                          pb.getCollisionShapeData(ub, link, physicsClientId=b))
+        assert _close(p.getVisualShapeData(ua, physicsClientId=a),
+                      pb.getVisualShapeData(ub, physicsClientId=b))
+        assert _close(p.getBasePositionAndOrientation(ua, physicsClientId=a),
+                      pb.getBasePositionAndOrientation(ub, physicsClientId=b))
+
+
+def test_batch_positions_make_one_body_each_as_pybullet():
+    with ours() as a:
+        sphere = p.createCollisionShape(pb.GEOM_SPHERE, radius=0.1, physicsClientId=a)
+        uids = p.createMultiBody(1.0, sphere, -1, batchPositions=[[0, 0, 0], [1, 0, 0]],
+                                 physicsClientId=a)
+        assert uids == (0, 1)
+        assert p.getBasePositionAndOrientation(1, physicsClientId=a)[0] == (1.0, 0.0, 0.0)
+
+
+def test_change_visual_shape_colours_what_get_visual_shape_data_reads():
+    with ours() as a:
+        uid = quiet(p.loadURDF, "r2d2.urdf", physicsClientId=a)
+        p.changeVisualShape(uid, 2, rgbaColor=[0.1, 0.2, 0.3, 1.0], physicsClientId=a)
+        colours = {d[1]: d[7] for d in p.getVisualShapeData(uid, physicsClientId=a)}
+        assert colours[2] == (0.1, 0.2, 0.3, 1.0) and colours[-1] != (0.1, 0.2, 0.3, 1.0)
+        with pytest.raises(p.error, match="rgbaColor"):
+            p.changeVisualShape(uid, 2, rgbaColor=[2, 0, 0, 1], physicsClientId=a)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=st.sampled_from(["shape", "radius", "index", "parent", "joint", "lengths"]),
+       bad=st.one_of(st.just(math.nan), st.just(-1.0), st.just(0.0), st.just(99)))
+def test_hostile_multi_body_arguments_are_refused_and_nothing_is_added(case, bad):
+    with ours() as a:
+        sphere = p.createCollisionShape(pb.GEOM_SPHERE, radius=0.1, physicsClientId=a)
+        kwargs = dict(linkMasses=[1.0], linkCollisionShapeIndices=[sphere],
+                      linkVisualShapeIndices=[-1], linkPositions=[[0, 0, 1]],
+                      linkOrientations=[[0, 0, 0, 1]], linkParentIndices=[0],
+                      linkJointTypes=[pb.JOINT_REVOLUTE], linkJointAxis=[[0, 0, 1]])
+        with pytest.raises(p.error):
+            if case == "shape":
+                p.createCollisionShape(int(bad) if bad == 99 else 42, physicsClientId=a)
+            elif case == "radius":
+                p.createCollisionShape(pb.GEOM_SPHERE, radius=bad if bad != 99 else 1e9,
+                                       physicsClientId=a)
+            else:
+                if case == "index":
+                    kwargs["linkCollisionShapeIndices"] = [7]
+                elif case == "parent":
+                    kwargs["linkParentIndices"] = [1]
+                elif case == "joint":
+                    kwargs["linkJointAxis"] = [[0, 0, 0]]
+                else:
+                    kwargs["linkPositions"] = [[0, 0, 1], [0, 0, 2]]
+                p.createMultiBody(1.0, sphere, physicsClientId=a, **kwargs)
+        assert p.getNumBodies(physicsClientId=a) == 0

@@ -1,5 +1,4 @@
 """saveState / restoreState / removeState / saveBullet: bit-exact continuation."""
-import numpy as np
 import pybullet as pb
 import pytest
 from core_reference import ours, quiet
