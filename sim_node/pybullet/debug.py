@@ -41,6 +41,7 @@ import numbers
 from dataclasses import dataclass, field
 
 from sim_node.pybullet import constants as C
+from sim_node.pybullet.client import get_client
 from sim_node.pybullet.errors import error
 from sim_node.pybullet.transforms import (_client_id, _number, _unit_quaternion, _vector,
                                           computeViewMatrixFromYawPitchRoll)
@@ -94,12 +95,6 @@ class DebugState:
     settings: dict = field(default_factory=dict)         # lightPosition, shadowMap... as set
     object_colors: dict = field(default_factory=dict)    # (uid, link index) -> rgb
     clock_installed: bool = False
-
-
-def get_client(physicsClientId: int):
-    # imported on use: the client module (sim_node.pybullet.client) imports the layers below
-    from sim_node.pybullet.client import get_client as client_of
-    return client_of(physicsClientId)
 
 
 def debug_state(client) -> DebugState:
@@ -178,8 +173,7 @@ def _parent(client, uid, link, function: str):
     return uid, link
 
 
-def _new_id(state: DebugState, replace, function: str, kind: str) -> int:
-    replace = _int(replace, function, "replaceItemUniqueId")
+def _new_id(state: DebugState, replace: int, function: str, kind: str) -> int:
     if replace < 0:
         item_id = state.next_id
         state.next_id += 1
@@ -194,6 +188,7 @@ def _new_id(state: DebugState, replace, function: str, kind: str) -> int:
 
 def _add(client, function, kind, data, life_time, replace, viewer_call):
     """Keep a validated item (GUI) and hand it to the viewer; DIRECT returns -1 as PyBullet."""
+    replace = _int(replace, function, "replaceItemUniqueId")
     if not _gui(client):
         return -1
     state = debug_state(client)

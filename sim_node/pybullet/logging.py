@@ -53,6 +53,7 @@ import time
 import numpy as np
 
 from sim_node.pybullet import constants as C
+from sim_node.pybullet.client import get_client
 from sim_node.pybullet.errors import error
 from sim_node.pybullet.transforms import _client_id
 
@@ -79,12 +80,6 @@ _JOINT_DOFS = {C.JOINT_REVOLUTE: 1, C.JOINT_PRISMATIC: 1, C.JOINT_SPHERICAL: 3,
 
 
 # -- the client's loggers -----------------------------------------------------------------------
-def _get_client(physicsClientId: int):
-    # imported on use: the client module imports the layers below
-    from sim_node.pybullet.client import get_client
-    return get_client(physicsClientId)
-
-
 class _Loggers:
     """A client's state loggers (``client.state_loggers``): ids from 0 in start order."""
 
@@ -242,41 +237,62 @@ class VideoLogger:
     """STATE_LOGGING_VIDEO_MP4 (module docstring): frames at VIDEO_FPS of simulated time."""
 
     def __init__(self, client, path: str, handle):
-        import imageio_ffmpeg
         from sim_node.pybullet.debug import GUI_HEIGHT, GUI_WIDTH
         handle.close()              # ffmpeg writes the file itself; the handle proved the path
+        try:
+            import imageio_ffmpeg
+        except ImportError:
+            raise error("startStateLogging: STATE_LOGGING_VIDEO_MP4 needs the imageio-ffmpeg "
+                        "package (pip install imageio-ffmpeg)") from None
         viewer = getattr(client, "viewer", None)
-        self.width, self.height = (GUI_WIDTH, GUI_HEIGHT) if viewer is None else (
-            tuple(int(v) for v in viewer.size))
+        width, height = (GUI_WIDTH, GUI_HEIGHT) if viewer is None else (
+            int(v) for v in viewer.size)
+        # H.264 in yuv420p halves the colour planes: even sides only
+        self.width, self.height = max(2, width - width % 2), max(2, height - height % 2)
         self.path = path
         self.frames = 0
         self.elapsed = 0.0          # simulated time since the logger started [s]
-        self.writer = imageio_ffmpeg.write_frames(
-            path, (self.width, self.height), fps=VIDEO_FPS, codec="libx264",
-            pix_fmt_in="rgb24", pix_fmt_out="yuv420p", macro_block_size=1,
-            ffmpeg_log_level="error")
-        self.writer.send(None)      # start ffmpeg
-        self._frame(client)
+        try:
+            self.writer = imageio_ffmpeg.write_frames(
+                path, (self.width, self.height), fps=VIDEO_FPS, codec="libx264",
+                pix_fmt_in="rgb24", pix_fmt_out="yuv420p", macro_block_size=1,
+                ffmpeg_log_level="error")
+            self.writer.send(None)      # start ffmpeg
+        except (OSError, RuntimeError) as e:
+            raise error(f"startStateLogging: cannot start ffmpeg for {path!r}: {e}") from None
+        self._send(self._render(client), 1)
 
-    def _frame(self, client) -> None:
+    def _render(self, client) -> bytes:
         from sim_node.pybullet.debug import camera_view_projection
         from sim_node.sim.camera import Camera, camera_from_matrices
         view, projection = camera_view_projection(client, self.width, self.height)
         R, t, K, (near, far) = camera_from_matrices(self.width, self.height, view, projection)
         image = Camera(client.sim, self.width, self.height, K=K, near=near, far=far).render(
             R, t, depth=False)
-        self.writer.send(np.ascontiguousarray(image.rgb).tobytes())
-        self.frames += 1
+        return np.ascontiguousarray(image.rgb).tobytes()
+
+    def _send(self, frame: bytes, count: int) -> None:
+        try:
+            for _ in range(count):
+                self.writer.send(frame)
+        except (OSError, RuntimeError) as e:
+            raise error(f"STATE_LOGGING_VIDEO_MP4: ffmpeg stopped taking frames for "
+                        f"{self.path!r}: {e}") from None
+        self.frames += count
 
     def __call__(self, client) -> None:
         self.elapsed += client.time_step
-        # frame k shows the state at k / VIDEO_FPS s: draw every one this step reached (the
-        # same picture repeats when a step is longer than a frame, keeping real-time speed)
-        while self.frames <= self.elapsed * VIDEO_FPS + 1e-9:
-            self._frame(client)
+        # frame k shows the state at k / VIDEO_FPS s: every frame this step reached gets the
+        # state now (one picture, repeated when a step spans several frames: real-time speed)
+        due = int(self.elapsed * VIDEO_FPS + 1e-9) + 1 - self.frames
+        if due > 0:
+            self._send(self._render(client), due)
 
     def close(self) -> None:
-        self.writer.close()
+        try:
+            self.writer.close()
+        except (OSError, RuntimeError) as e:
+            raise error(f"stopStateLogging: ffmpeg failed to finish {self.path!r}: {e}") from None
 
 
 # -- profile timings ---------------------------------------------------------------------------
@@ -350,7 +366,7 @@ def startStateLogging(loggingType, fileName, objectUniqueIds=None, maxLogDof=DEF
     if flags & ~C.STATE_LOG_JOINT_TORQUES:
         raise error(f"{name}: logFlags {flags} holds bits other than STATE_LOG_JOINT_MOTOR_"
                     f"TORQUES (1) and STATE_LOG_JOINT_USER_TORQUES (2)")
-    client = _get_client(physicsClientId)
+    client = get_client(physicsClientId)
     for uid in ids + [b for b in (body_a, body_b) if b >= 0]:
         client.body(uid)            # error("no body with unique id N") when unknown
     path, handle = _open_for_writing(fileName, name)
@@ -379,7 +395,7 @@ def stopStateLogging(loggingId, physicsClientId=0) -> None:
     name = "stopStateLogging"
     _client_id(physicsClientId, name)
     logging_id = _int_argument(loggingId, name, "loggingId")
-    client = _get_client(physicsClientId)
+    client = get_client(physicsClientId)
     loggers = _loggers(client)
     logger = loggers.active.pop(logging_id, None)
     if logger is None:
@@ -399,7 +415,7 @@ def submitProfileTiming(eventName=None, physicsClientId=0) -> None:
     if eventName is not None and not isinstance(eventName, str):
         raise error(f"{name}: eventName must be a str or None (None ends the last timing), "
                     f"got {eventName!r}")
-    client = _get_client(physicsClientId)
+    client = get_client(physicsClientId)
     loggers = _loggers(client)
     if eventName is not None:
         loggers.profile_stack.append(eventName)

@@ -248,6 +248,22 @@ def test_video_has_a_frame_per_sixtieth_of_simulated_time(ours, tmp_path):
     assert frames[0].std() > 5.0                 # not a blank picture
 
 
+def test_video_keeps_real_time_speed_with_long_steps(ours, tmp_path):
+    import imageio.v2 as imageio
+    from sim_node.pybullet.client import get_client
+    build(p, ours)
+    get_client(ours).viewer = SmallViewer()
+    p.setTimeStep(0.05)                          # 3 frames per step at 60 fps
+    path = tmp_path / "slow.mp4"
+    log_id = p.startStateLogging(p.STATE_LOGGING_VIDEO_MP4, str(path))
+    for _ in range(4):
+        p.stepSimulation()
+    p.stopStateLogging(log_id)
+    reader = imageio.get_reader(str(path), format="FFMPEG")
+    assert reader.count_frames() == 1 + 4 * 3    # 0.2 s of simulated time at 60 fps
+    reader.close()
+
+
 # -- STATE_LOGGING_PROFILE_TIMINGS ----------------------------------------------------------------
 def test_profile_timings_are_a_chrome_trace(ours, tmp_path):
     path = tmp_path / "timings.json"
