@@ -9,7 +9,7 @@ floats and ints.
 
 Differences from Bullet (README "The PyBullet API: queries, camera, dynamics, IK"):
 - Links welded by fixed joints are one collision body in the engine: a contact of the last step
-  names that body's first link with collision geometry (getClosestPoints names the exact link).
+  on such a body names the link whose shapes come closest at the contact point.
 - Contacts carry the engine's friction as one lateral force: lateralFriction1 along
   lateralFrictionDir1 (the friction force's direction), lateralFriction2 = 0.
 - Collision filters are PyBullet's documented AND rule; PyBullet 3.2.7's default is OR.
@@ -21,6 +21,7 @@ import numbers
 
 import numpy as np
 
+from sim_node.model.collide import shape_owners
 from sim_node.pybullet.client import get_client
 from sim_node.pybullet.errors import error
 
@@ -44,18 +45,15 @@ def integer(value, fn: str, name: str) -> int:
 def body_of(client, uid, fn: str, name: str = "bodyUniqueId"):
     """The client's Body of a unique id, or an error naming the function and argument."""
     uid = integer(uid, fn, name)
-    if uid not in client.bodies:
-        raise error(f"{fn}: {name} {uid} is not a body (bodies: {sorted(client.bodies)})")
-    return client.bodies[uid]
+    try:
+        return client.body(uid)
+    except error as e:
+        raise error(f"{fn}: {name}: {e}") from None
 
 
 def link_of(body, link, fn: str, name: str = "linkIndex") -> int:
     """A PyBullet link index of body checked: -1 (base) .. num_joints - 1."""
-    link = integer(link, fn, name)
-    if not -1 <= link < body.num_joints:
-        raise error(f"{fn}: {name} {link} of body {body.uid} is out of range: valid are -1 "
-                    f"(base) .. {body.num_joints - 1}")
-    return link
+    return body.check_link(integer(link, fn, name), fn, name)
 
 
 def vec(value, n: int, fn: str, name: str, bound: float = 1e9) -> np.ndarray:
@@ -153,19 +151,54 @@ def _step_contacts(client) -> list:
         return detected[1]
     sim = client.sim
     c = sim.engine.contact_arrays()
-    ids = sim.layout.id_of_body
     dt = sim.engine.last_dt
+    links = _ContactLinks(client)
     rows = []
     for k in range(len(c["distance"])):
-        uid_a, link_a = client.locate(int(ids[c["body_a"][k]]))
-        uid_b, link_b = client.locate(int(ids[c["body_b"][k]]))
         n = c["normal"][k]
         d = float(c["distance"][k])
         point_a = c["point"][k] + 0.5 * d * n          # engine point: the middle of a and b
         point_b = c["point"][k] - 0.5 * d * n
+        (uid_a, link_a), (uid_b, link_b) = links.name(int(c["body_a"][k]),
+                                                      int(c["body_b"][k]), point_a)
         force = c["impulse"][k] / dt if dt > 0 else np.zeros(3)
         rows.append(_contact_row(uid_a, link_a, uid_b, link_b, point_a, point_b, n, d, force))
     return rows
+
+
+class _ContactLinks:
+    """Names the two links of an engine contact. A collision body is one link, or several
+    welded by fixed joints (PyBullet's separate links): then the shapes of the pair that come
+    closest at the contact point tell which links touched."""
+
+    def __init__(self, client):
+        self.client = client
+        self.sim = client.sim
+        self.owner, self.owner_link = shape_owners(self.sim.layout)
+        self.pairs = {}
+
+    def _shapes(self, body: int) -> np.ndarray:
+        first, count = self.sim.engine.body_shapes(body)
+        return np.arange(first, first + count)
+
+    def _single(self, body: int) -> bool:
+        return len(set(self.owner_link[self._shapes(body)].tolist())) <= 1
+
+    def name(self, body_a: int, body_b: int, point_a) -> tuple:
+        ids = self.sim.layout.id_of_body
+        if self._single(body_a) and self._single(body_b):
+            return self.client.locate(int(ids[body_a])), self.client.locate(int(ids[body_b]))
+        if (body_a, body_b) not in self.pairs:
+            self.pairs[body_a, body_b] = self.sim.engine.closest_points(
+                self._shapes(body_a), self._shapes(body_b), 0.05)
+        found = self.pairs[body_a, body_b]
+        if len(found["distance"]) == 0:
+            return self.client.locate(int(ids[body_a])), self.client.locate(int(ids[body_b]))
+        k = int(np.argmin(np.linalg.norm(found["point_a"] - point_a, axis=1)
+                          + np.abs(found["distance"] - found["distance"].min())))
+        sa, sb = int(found["shape_a"][k]), int(found["shape_b"][k])
+        return (_locate_link(self.client, self.owner[sa], self.owner_link[sa]),
+                _locate_link(self.client, self.owner[sb], self.owner_link[sb]))
 
 
 def _swap(row) -> tuple:

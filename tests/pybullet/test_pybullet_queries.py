@@ -325,8 +325,8 @@ def test_hostile_query_arguments_raise_pybullet_error(scene, uid, link, other, p
 
 def test_errors_name_the_function_argument_and_what_is_valid(scene):
     client, ids = scene
-    with pytest.raises(p.error, match=r"getAABB: linkIndex 7 of body 2 is out of range: "
-                                      r"valid are -1 \(base\) .. 6"):
+    with pytest.raises(p.error, match=r"getAABB: linkIndex 7 out of range for body 2 "
+                                      r"\(valid: -1 for the base, 0..6\)"):
         p.getAABB(ids["kuka"], 7, physicsClientId=client)
     with pytest.raises(p.error, match="getClosestPoints: distance nan must be finite"):
         p.getClosestPoints(0, 1, math.nan, physicsClientId=client)
@@ -337,3 +337,40 @@ def test_errors_name_the_function_argument_and_what_is_valid(scene):
     with pytest.raises(p.error, match="bodyB 1 needs a bodyA"):
         p.getContactPoints(-1, 1, physicsClientId=client)
     assert p.rayTestBatch([], [], physicsClientId=client) == ()
+
+
+WELDED = """<robot name="welded">
+  <link name="top">
+    <inertial><mass value="1"/>
+      <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><geometry><box size="0.2 0.2 0.1"/></geometry></collision>
+  </link>
+  <link name="foot">
+    <inertial><mass value="0.5"/>
+      <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision>
+  </link>
+  <joint name="weld" type="fixed"><parent link="top"/><child link="foot"/>
+    <origin xyz="0.3 0 -0.1"/></joint>
+</robot>
+"""
+
+
+def test_contacts_of_links_welded_by_a_fixed_joint_name_the_touching_link(clients, tmp_path):
+    """The engine welds "top" and "foot" into one body; a contact still names the link that
+    touches, as PyBullet (whose links are separate colliders): only the foot reaches down."""
+    ours, ref = clients
+    path = tmp_path / "welded.urdf"
+    path.write_text(WELDED)
+    for module, client in ((p, ours), (pb, ref)):
+        module.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
+        plane = module.loadURDF("plane.urdf", physicsClientId=client)
+        body = module.loadURDF(str(path), [0.0, 0.0, 0.5], physicsClientId=client)
+        module.resetBasePositionAndOrientation(body, [0.0, 0.0, 0.1], [0, 0, 0, 1],
+                                               physicsClientId=client)
+        module.setGravity(0.0, 0.0, -10.0, physicsClientId=client)
+        for _ in range(30):
+            module.stepSimulation(physicsClientId=client)
+        rows = module.getContactPoints(body, plane, physicsClientId=client)
+        named = {(r[1], r[3], r[2], r[4]) for r in rows}
+        assert (body, 0, plane, -1) in named, module
