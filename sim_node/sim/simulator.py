@@ -703,6 +703,9 @@ class Simulator:
         constraints = self._world.constraints()
         self._scene.set_constraints(constraint_specs(constraints, self._layout.body_of_id,
                                                      impulses))
+        if [c.uid for c in constraints] != getattr(self, "_constraint_uids", None):
+            # the engine state's layout changed: reset() goes back through the models
+            self._initial_state = None
         self._constraint_uids = [c.uid for c in constraints]
 
     def _constraint_impulses(self) -> dict:

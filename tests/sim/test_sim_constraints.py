@@ -463,3 +463,18 @@ def test_minitaur_closed_by_point2point_knees_stands_with_loop_errors_below_2_mm
     assert base[2] > 0.1
     R = quat2mat([base[6], base[3], base[4], base[5]])
     assert R[2, 2] > 0.95
+
+
+def test_reset_after_adding_a_constraint_restarts_with_the_constraint_held(tmp_path):
+    world = box_world(tmp_path, [("a", (0.05,) * 3, 1.0, (0, 0, 1.0))])
+    sim = simulator(world)
+    sim.addConstraint(Constraint("point2point", world.rigidObject(0), None,
+                                 parent_frame=(np.eye(3), np.array([0, 0, 0.2])),
+                                 child_frame=(np.eye(3), np.array([0.1, 0, 1.2]))))
+    sim.simulate(0.5)
+    moved = com(sim)
+    sim.reset()
+    assert sim.getTime() == 0.0
+    np.testing.assert_array_equal(com(sim), [0, 0, 1.0])
+    sim.simulate(0.5)
+    np.testing.assert_allclose(com(sim), moved, atol=1e-12)
