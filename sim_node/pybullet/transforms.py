@@ -416,6 +416,9 @@ def _check_look_at(function: str, eye, target, up) -> None:
             forward[0] * up[1] - forward[1] * up[0])
     norm_f = math.sqrt(sum(c * c for c in forward))
     norm_u = math.sqrt(sum(c * c for c in up))
+    if not (math.isfinite(norm_f) and math.isfinite(norm_u)):
+        raise error(f"{function}: the view direction {forward} or cameraUpVector {list(up)} "
+                    f"overflows; keep coordinates below ~1e150 m")
     if norm_f == 0.0:
         raise error(f"{function}: cameraEyePosition and cameraTargetPosition are the same point "
                     f"{list(eye)}; the camera needs a direction to look along")
