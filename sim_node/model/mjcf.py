@@ -97,7 +97,7 @@ class MJCFBody:
     fixed_base: bool
     R: np.ndarray              # placement of the root link in the world
     p: np.ndarray
-    # link name -> (collision filter group, mask) from contype / conaffinity
+    # link name -> (contype, conaffinity), each the OR over the link's geoms
     collision_filters: dict = field(default_factory=dict)
     # the links standing for MJCF <body> elements, in document order (MuJoCo's body order);
     # the others are joint links or a worldbody geom's link

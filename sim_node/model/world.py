@@ -75,8 +75,9 @@ class WorldModel:
 
     def loadFile(self, path) -> bool:
         """Klamp't's loadFile: a Klamp't XML world (.xml: robots as URDF files, objects and
-        terrains as meshes; sim_node.model.klampt_xml) or anything readFile reads. Klamp't's
-        own .rob / .env / .obj object formats are refused with an error naming the file."""
+        terrains as meshes; sim_node.model.klampt_xml) or anything readFile reads (an .xml
+        with a <mujoco> root is MJCF). Klamp't's own .rob / .env / .obj object formats are
+        refused with an error naming the file."""
         path = Path(path)
         if path.suffix.lower() == ".xml" and not is_mjcf(path):
             load_klampt_world(self, path)

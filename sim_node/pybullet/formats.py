@@ -30,7 +30,7 @@ def loadSDF(sdfFileName, useMaximalCoordinates=0, globalScaling=1.0, physicsClie
     and ignored (sim_node's bodies are always reduced-coordinate trees)."""
     fn = "loadSDF"
     client = get_client(physicsClientId)
-    path = resolve_file(client, sdfFileName, fn)
+    path = resolve_file(client, _file_name(sdfFileName, fn, "sdfFileName"), fn)
     maximal = _flag_int(useMaximalCoordinates, fn, "useMaximalCoordinates")
     scale = finite_float(globalScaling, fn, "globalScaling")
     if not 0.0 < scale <= MAX_GLOBAL_SCALING:
@@ -49,12 +49,12 @@ def loadSDF(sdfFileName, useMaximalCoordinates=0, globalScaling=1.0, physicsClie
 def loadMJCF(mjcfFileName, flags=0, physicsClientId=0):
     """Load every top-level <body> and <worldbody> <geom> of an MJCF file; returns a tuple of
     body unique ids in document order. Masses as PyBullet computes them (every geom 1000 kg/m³;
-    README "SDF and MJCF (decisions)"); contype / conaffinity become each link's collision
-    filter group / mask as in PyBullet. `flags` (URDF_* values) are accepted; none changes what
+    README "SDF and MJCF (decisions)"); links whose contype and conaffinity are 0 collide with
+    nothing, as in PyBullet. `flags` (URDF_* values) are accepted; none changes what
     sim_node loads from an MJCF file."""
     fn = "loadMJCF"
     client = get_client(physicsClientId)
-    path = resolve_file(client, mjcfFileName, fn)
+    path = resolve_file(client, _file_name(mjcfFileName, fn, "mjcfFileName"), fn)
     flags = _flag_int(flags, fn, "flags")
     try:
         parsed = parse_mjcf(path, pybullet_masses=True)
@@ -127,22 +127,40 @@ def _sdf_limits(urdf) -> dict:
 
 
 def _apply_filters(client, uid: int, filters: dict):
-    """contype / conaffinity as each link's collision filter group / mask (PyBullet's mapping),
-    through the public setCollisionFilterGroupMask."""
-    if not filters:
+    """contype / conaffinity of 0 and 0 as a collision filter group / mask of 0 / 0 (the link
+    collides with nothing, in PyBullet, MuJoCo and sim_node alike), through the public
+    setCollisionFilterGroupMask. Other values are not applied: PyBullet lets links a, b
+    collide when group_a & mask_b OR group_b & mask_a (checked on PyBullet 3.2.7), sim_node's
+    filter needs both (AND); against bodies with default filters both rules agree with no
+    filter, while PyBullet's mapping under the AND rule would drop contacts PyBullet keeps
+    (its ant, contype 1 / conaffinity 0, would fall through the floor)."""
+    silent = {link for link, (group, mask) in filters.items() if group == 0 and mask == 0}
+    if not silent:
         return
     from sim_node.pybullet import queries
 
     set_mask = getattr(queries, "setCollisionFilterGroupMask", None)
     if set_mask is None:
         warn_once(client, "loadMJCF-filters", "loadMJCF: setCollisionFilterGroupMask is not "
-                  "available yet: contype / conaffinity not applied (every link collides)")
+                  "available yet: links with contype = conaffinity = 0 still collide")
         return
     body = client.body(uid)
-    index = {body.link(k).getName(): k for k in range(-1, body.num_joints)}
-    for link, (group, mask) in filters.items():
-        if link in index:
-            set_mask(uid, index[link], group, mask, physicsClientId=client.id)
+    for k in range(-1, body.num_joints):
+        if body.link(k).getName() in silent:
+            set_mask(uid, k, 0, 0, physicsClientId=client.id)
+
+
+def _file_name(value, function: str, what: str):
+    """A file name as resolve_file takes it; error for bytes that are not UTF-8 and for NUL
+    characters (the operating system refuses them)."""
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise error(f"{function}: {what} must be UTF-8 text, got {value!r}") from None
+    if isinstance(value, str) and "\x00" in value:
+        raise error(f"{function}: {what} contains a NUL character")
+    return value
 
 
 def _flag_int(value, function: str, what: str) -> int:

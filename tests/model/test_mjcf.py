@@ -59,36 +59,60 @@ def counter_free(name: str) -> str:
     return re.sub(r"^jointfix_\d+_", "jointfix_*_", name)
 
 
+# PyBullet's MJCF importer corrupts the heap of the process it runs in now and then (a later
+# garbage collection aborted the test run), so the reference runs in a subprocess
+REFERENCE_SCRIPT = r"""
+import json, sys
+import pybullet as pb
+cid = pb.connect(pb.DIRECT)
+out = {}
+for path in sys.argv[1:]:
+    bodies = []
+    for uid in pb.loadMJCF(path, physicsClientId=cid):
+        pos, orn = pb.getBasePositionAndOrientation(uid, physicsClientId=cid)
+        dyn = pb.getDynamicsInfo(uid, -1, physicsClientId=cid)
+        joints = []
+        for j in range(pb.getNumJoints(uid, physicsClientId=cid)):
+            info = pb.getJointInfo(uid, j, physicsClientId=cid)
+            state = pb.getLinkState(uid, j, physicsClientId=cid)
+            joints.append(dict(
+                name=info[1].decode(), type=info[2], lower=info[8], upper=info[9],
+                axis=info[13], child=info[12].decode(),
+                mass=pb.getDynamicsInfo(uid, j, physicsClientId=cid)[0],
+                frame_p=state[4], frame_R=pb.getMatrixFromQuaternion(state[5])))
+        info = pb.getBodyInfo(uid, physicsClientId=cid)
+        bodies.append(dict(base=info[0].decode(), name=info[1].decode(), mass=dyn[0],
+                           pos=pos, R=pb.getMatrixFromQuaternion(orn), lip=dyn[3],
+                           joints=joints))
+    out[path] = bodies
+sys.stdout.write("\nJSON" + json.dumps(out))
+"""
+
+
 @pytest.fixture(scope="module")
 def reference():
-    """{file: [per body: dict]} from PyBullet's loadMJCF, one DIRECT connection."""
-    cid = pb.connect(pb.DIRECT)
+    """{file: [per body: dict]} from PyBullet's loadMJCF (one DIRECT connection, in a
+    subprocess)."""
+    import json
+    import subprocess
+    import sys
+
+    paths = [str(MJCF_DIR / name) for name in MJCF_FILES]
+    run = subprocess.run([sys.executable, "-c", REFERENCE_SCRIPT, *paths], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    raw = json.loads(run.stdout.rsplit("\nJSON", 1)[1])
     out = {}
-    try:
-        for name in MJCF_FILES:
-            ids = pb.loadMJCF(str(MJCF_DIR / name), physicsClientId=cid)
-            bodies = []
-            for uid in ids:
-                pos, orn = pb.getBasePositionAndOrientation(uid, physicsClientId=cid)
-                dyn = pb.getDynamicsInfo(uid, -1, physicsClientId=cid)
-                R = np.array(pb.getMatrixFromQuaternion(orn)).reshape(3, 3)
-                joints = []
-                for j in range(pb.getNumJoints(uid, physicsClientId=cid)):
-                    info = pb.getJointInfo(uid, j, physicsClientId=cid)
-                    state = pb.getLinkState(uid, j, physicsClientId=cid)
-                    joints.append(dict(
-                        name=info[1].decode(), type=info[2], lower=info[8], upper=info[9],
-                        axis=np.array(info[13]), child=info[12].decode(),
-                        mass=pb.getDynamicsInfo(uid, j, physicsClientId=cid)[0],
-                        frame_p=np.array(state[4]),
-                        frame_R=np.array(pb.getMatrixFromQuaternion(state[5])).reshape(3, 3)))
-                info = pb.getBodyInfo(uid, physicsClientId=cid)
-                bodies.append(dict(base=info[0].decode(), name=info[1].decode(), mass=dyn[0],
-                                   base_R=R, base_p=np.array(pos) - R @ np.array(dyn[3]),
-                                   joints=joints))
-            out[name] = bodies
-    finally:
-        pb.disconnect(cid)
+    for name, path in zip(MJCF_FILES, paths):
+        bodies = []
+        for b in raw[path]:
+            R = np.array(b["R"]).reshape(3, 3)
+            joints = [dict(j, axis=np.array(j["axis"]), frame_p=np.array(j["frame_p"]),
+                           frame_R=np.array(j["frame_R"]).reshape(3, 3)) for j in b["joints"]]
+            bodies.append(dict(base=b["base"], name=b["name"], mass=b["mass"], base_R=R,
+                               base_p=np.array(b["pos"]) - R @ np.array(b["lip"]),
+                               joints=joints))
+        out[name] = bodies
     return out
 
 
