@@ -21,7 +21,7 @@ import weakref
 
 import numpy as np
 
-from sim_node.model.constraints import Constraint, ROWS
+from sim_node.model.constraints import Constraint
 from sim_node.pybullet.client import get_client
 from sim_node.pybullet.errors import error
 
@@ -270,5 +270,3 @@ def getConstraintUniqueId(serialIndex, physicsClientId=0) -> int:
     ids = list(entries)
     return ids[index] if 0 <= index < len(ids) else -1
 
-
-assert set(_KIND.values()) == set(ROWS)
