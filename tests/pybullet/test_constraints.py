@@ -413,3 +413,24 @@ def test_constraint_py_child_frame_orientation_turns_the_cube_as_pybullets(both,
     if euler(0)[1] == 0:
         roll = p.getEulerFromQuaternion(got[-1][1])[0]
         assert roll == pytest.approx(-math.pi + 3.0, abs=1e-3)
+
+
+def test_a_fixed_constraints_torque_is_along_the_parent_frames_axes_as_pybullets(both):
+    # a cube held 0.2 m off its centre by a FIXED constraint whose frames are turned: the
+    # torque that holds its weight, reported along the turned parent frame's axes (bullet3's
+    # angular rows), not world axes
+    ours, theirs = both
+    turned = pb.getQuaternionFromEuler([0.3, -0.5, 0.9])
+    states = []
+    for api, c in ((p, ours), (pb, theirs)):
+        cube = api.loadURDF("cube_small.urdf", [0, 0, 1], physicsClientId=c)
+        api.changeDynamics(cube, -1, localInertiaDiagonal=[1.25e-4] * 3, physicsClientId=c)
+        cid = api.createConstraint(cube, -1, -1, -1, pb.JOINT_FIXED, [0, 0, 0], [0.2, 0, 0],
+                                   [0.2, 0, 1], parentFrameOrientation=turned,
+                                   childFrameOrientation=turned, physicsClientId=c)
+        for _ in range(240):
+            api.stepSimulation(physicsClientId=c)
+        states.append(api.getConstraintState(cid, physicsClientId=c))
+    # m g = 1 N at 0.2 m: 0.2 N m, about world y, spread over the turned axes
+    assert np.linalg.norm(states[1][3:]) == pytest.approx(0.2, rel=1e-2)
+    np.testing.assert_allclose(states[0], states[1], atol=2e-3)
