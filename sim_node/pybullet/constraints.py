@@ -248,9 +248,10 @@ def getConstraintInfo(constraintUniqueId, physicsClientId=0) -> tuple:
 
 def getConstraintState(constraintUniqueId, physicsClientId=0) -> tuple:
     """The force of each constraint row over the last step with PyBullet's signs: JOINT_FIXED
-    6 (force x y z [N], torque x y z [N m], world axes, on the parent), JOINT_POINT2POINT 3
-    and JOINT_PRISMATIC 5 (force across the axis (2), torque (3)) on the child (bullet3's
-    point-to-point and slider rows report the opposite sign of its fixed rows), JOINT_GEAR 1."""
+    6 (force x y z [N] in world axes, torque [N m] along the parent frame's axes, on the
+    parent), JOINT_POINT2POINT 3 and JOINT_PRISMATIC 5 (force across the axis (2), torque
+    (3)) on the child (bullet3's point-to-point and slider rows report the opposite sign of
+    its fixed rows), JOINT_GEAR 1."""
     client = get_client(physicsClientId)
     uid, info = _entry(client, constraintUniqueId, "getConstraintState")
     sign = -1.0 if info[4] in (JOINT_POINT2POINT, JOINT_PRISMATIC) else 1.0

@@ -11,6 +11,7 @@ motor `force` limits the motors.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import replace
 
 import numpy as np
@@ -36,10 +37,12 @@ URDF_USE_SELF_COLLISION_EXCLUDE_ALL_PARENTS = 32
 MAX_GLOBAL_SCALING = 1e3
 
 
-def loadURDF(fileName, basePosition=(0.0, 0.0, 0.0), baseOrientation=(0.0, 0.0, 0.0, 1.0),
-             useMaximalCoordinates=0, useFixedBase=0, flags=0, globalScaling=1.0,
-             physicsClientId=0) -> int:
+def loadURDF(fileName, *args, **kwargs) -> int:
     """Load a URDF (or xacro) robot; its body unique id.
+
+    Besides the keyword form below, PyBullet's legacy positional form loadURDF(fileName, x, y, z)
+    or loadURDF(fileName, x, y, z, qx, qy, qz, qw) (numbers only, no keyword arguments; as
+    pybullet 3.2.7 reads it) places the base at (x, y, z) with orientation (qx, qy, qz, qw).
 
     fileName: absolute, relative to the current directory, or to a setAdditionalSearchPath
     directory (pybullet_data.getDataPath()). basePosition [m] / baseOrientation (x, y, z, w):
@@ -51,6 +54,19 @@ def loadURDF(fileName, basePosition=(0.0, 0.0, 0.0), baseOrientation=(0.0, 0.0, 
     origins) and inertias by s^2; masses stay, as in Bullet's importer.
     useMaximalCoordinates is accepted and ignored (sim_node's bodies are reduced-coordinate
     trees either way)."""
+    if not kwargs and len(args) in (3, 7) and all(_is_number(a) for a in args):
+        args = (args[:3],) + ((args[3:],) if len(args) == 7 else ())
+    return _load_urdf(fileName, *args, **kwargs)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating))
+
+
+def _load_urdf(fileName, basePosition=(0.0, 0.0, 0.0), baseOrientation=(0.0, 0.0, 0.0, 1.0),
+               useMaximalCoordinates=0, useFixedBase=0, flags=0, globalScaling=1.0,
+               physicsClientId=0) -> int:
+    """loadURDF's keyword form (see loadURDF)."""
     client = get_client(physicsClientId)
     fn = "loadURDF"
     path = resolve_file(client, fileName, fn)
@@ -88,6 +104,10 @@ def loadURDF(fileName, basePosition=(0.0, 0.0, 0.0), baseOrientation=(0.0, 0.0, 
     return client.add_body(robot, fileName=path, flags=flags, globalScaling=scale,
                            inertial_frames=frames,
                            joint_limits={k: v[:4] for k, v in limits.items()})
+
+
+# the keyword form's parameters are loadURDF's (help(), inspect and the API coverage test)
+loadURDF.__signature__ = inspect.signature(_load_urdf)
 
 
 def removeBody(bodyUniqueId, physicsClientId=0):

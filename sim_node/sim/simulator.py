@@ -686,8 +686,9 @@ class Simulator:
 
     def getConstraintForces(self, uid: int) -> np.ndarray:
         """The force of each row of a constraint over the last step [N or N m] (FIXED 6:
-        force x y z, torque x y z, world axes; POINT2POINT 3; PRISMATIC 5: force along the
-        two directions across the axis, torque x y z; GEAR 1), from the parent's side."""
+        force x y z in world axes, torque along the parent frame's axes; POINT2POINT 3;
+        PRISMATIC 5: force along the two directions across the axis, torque as FIXED; GEAR 1),
+        from the parent's side."""
         from sim_node.model.constraints import ROWS
         constraint = self.getConstraint(uid)
         index = [c.uid for c in self._world.constraints()].index(uid)

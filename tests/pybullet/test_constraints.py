@@ -356,3 +356,81 @@ def test_change_constraint_moves_a_held_box_and_checks_its_arguments(both, box_u
         with pytest.raises(p.error, match="changeConstraint"):
             p.changeConstraint(cid, physicsClientId=ours, **bad)
         assert p.getConstraintInfo(cid, physicsClientId=ours) == info
+
+
+def constraint_py_script(api, c, inertia, parent_orientation, euler):
+    """bullet3's constraint.py loop: cube_small held by a FIXED constraint to the world whose
+    child pivot and child frame orientation changeConstraint moves every step (maxForce 50);
+    the cube's inertia set to `inertia` on both sides. Returns the cube's orientation every 30
+    steps."""
+    api.loadURDF("plane.urdf", physicsClientId=c)
+    cube = api.loadURDF("cube_small.urdf", [0, 0, 1], physicsClientId=c)
+    api.changeDynamics(cube, -1, localInertiaDiagonal=inertia, physicsClientId=c)
+    cid = api.createConstraint(cube, -1, -1, -1, pb.JOINT_FIXED, [0, 0, 0], [0, 0, 0], [0, 0, 1],
+                               parentFrameOrientation=parent_orientation, physicsClientId=c)
+    a, out = -math.pi, []
+    for step in range(360):
+        if step < 300:
+            a += 0.01
+        api.stepSimulation(physicsClientId=c)
+        if step < 300:
+            orn = api.getQuaternionFromEuler(euler(a), physicsClientId=c)
+            api.changeConstraint(cid, [a, 0, 1], jointChildFrameOrientation=orn, maxForce=50,
+                                 physicsClientId=c)
+        if step % 30 == 29:
+            out.append(api.getBasePositionAndOrientation(cube, physicsClientId=c))
+    return out
+
+
+@pytest.mark.parametrize("parent_orientation, euler", [
+    ((0, 0, 0, 1), lambda a: [a, 0, 0]),            # constraint.py itself
+    (pb.getQuaternionFromEuler([0.3, -0.2, 0.5]), lambda a: [a, 0.4, 0.5 * a]),
+])
+def test_constraint_py_child_frame_orientation_turns_the_cube_as_pybullets(both, parent_orientation,
+                                                                          euler):
+    # jointChildFrameOrientation of a constraint to the world (childBodyUniqueId -1) is in world
+    # axes and turns the constrained body: its frame parentFrameOrientation goes onto it.
+    # PyBullet's default cube_small inertia comes from its collision box times the file's
+    # <inertia_scaling> 3 (1.25e-4 kg m^2), sim_node's from the file (1 kg m^2, see README
+    # "loadURDF flags"): both get PyBullet's here, so this compares the constraint alone.
+    ours, theirs = both
+    probe = pb.loadURDF("cube_small.urdf", [5, 5, 5], physicsClientId=theirs)
+    inertia = pb.getDynamicsInfo(probe, -1, physicsClientId=theirs)[2]
+    pb.removeBody(probe, physicsClientId=theirs)
+    assert inertia == pytest.approx([1.25e-4] * 3)
+    got = constraint_py_script(p, ours, inertia, parent_orientation, euler)
+    want = constraint_py_script(pb, theirs, inertia, parent_orientation, euler)
+    for k, ((pos, orn), (pos_pb, orn_pb)) in enumerate(zip(got, want)):
+        # the angle between the two orientations [rad]: the first step turns the target by
+        # ~pi (small-angle errors made that 0.23 rad at step 29, and 5e-4 rad of lag later)
+        angle = 2 * math.acos(min(1.0, abs(float(np.dot(orn, orn_pb)))))
+        assert angle < (5e-3 if k == 0 else 1e-4), (30 * k + 29, angle)
+        # the first step also moves the pivot 3.1 m: at maxForce 50 N the 0.1 kg cube's
+        # approach overshoots differently for ~90 steps (up to 0.3 m), then matches
+        if k >= 3:
+            np.testing.assert_allclose(pos, pos_pb, atol=1e-3)
+    # constraint.py's end: the target's roll, -0.1416 rad, in both
+    if euler(0)[1] == 0:
+        roll = p.getEulerFromQuaternion(got[-1][1])[0]
+        assert roll == pytest.approx(-math.pi + 3.0, abs=1e-3)
+
+
+def test_a_fixed_constraints_torque_is_along_the_parent_frames_axes_as_pybullets(both):
+    # a cube held 0.2 m off its centre by a FIXED constraint whose frames are turned: the
+    # torque that holds its weight, reported along the turned parent frame's axes (bullet3's
+    # angular rows), not world axes
+    ours, theirs = both
+    turned = pb.getQuaternionFromEuler([0.3, -0.5, 0.9])
+    states = []
+    for api, c in ((p, ours), (pb, theirs)):
+        cube = api.loadURDF("cube_small.urdf", [0, 0, 1], physicsClientId=c)
+        api.changeDynamics(cube, -1, localInertiaDiagonal=[1.25e-4] * 3, physicsClientId=c)
+        cid = api.createConstraint(cube, -1, -1, -1, pb.JOINT_FIXED, [0, 0, 0], [0.2, 0, 0],
+                                   [0.2, 0, 1], parentFrameOrientation=turned,
+                                   childFrameOrientation=turned, physicsClientId=c)
+        for _ in range(240):
+            api.stepSimulation(physicsClientId=c)
+        states.append(api.getConstraintState(cid, physicsClientId=c))
+    # m g = 1 N at 0.2 m: 0.2 N m, about world y, spread over the turned axes
+    assert np.linalg.norm(states[1][3:]) == pytest.approx(0.2, rel=1e-2)
+    np.testing.assert_allclose(states[0], states[1], atol=2e-3)

@@ -254,3 +254,27 @@ def test_hostile_multi_body_arguments_are_refused_and_nothing_is_added(case, bad
                     kwargs["linkPositions"] = [[0, 0, 1], [0, 0, 2]]
                 p.createMultiBody(1.0, sphere, physicsClientId=a, **kwargs)
         assert p.getNumBodies(physicsClientId=a) == 0
+
+
+LEGACY_FORMS = [(1.0, 2.0, 3.0), (1, 2, 3, 0.1, 0.2, 0.3, 0.9), (1.0, -2.0, 0.5, 0, 0, 0, 2)]
+
+
+@pytest.mark.parametrize("numbers", LEGACY_FORMS)
+def test_legacy_positional_pose_places_the_base_as_pybullet(numbers):
+    """loadURDF(fileName, x, y, z[, qx, qy, qz, qw]) (constraint.py, kuka_setup.py...): on the
+    default client, as pybullet 3.2.7 (which normalises the quaternion)."""
+    with ours() as a, reference() as b:
+        assert a == 0 and b == 0, "the legacy form has no physicsClientId: client 0 must be free"
+        mine = p.getBasePositionAndOrientation(quiet(p.loadURDF, "r2d2.urdf", *numbers))
+        theirs = pb.getBasePositionAndOrientation(pb.loadURDF("r2d2.urdf", *numbers))
+        assert np.allclose(mine[0], theirs[0], atol=1e-9)
+        assert same_rotation(mine[1], theirs[1], 1e-9)
+
+
+def test_three_numbers_with_a_keyword_are_not_the_legacy_form_as_pybullet():
+    with ours() as a, reference() as b:
+        with pytest.raises(pb.error):
+            pb.loadURDF("r2d2.urdf", 1, 2, 3, physicsClientId=b)
+        with pytest.raises(p.error):
+            quiet(p.loadURDF, "r2d2.urdf", 1, 2, 3, physicsClientId=a)
+        assert p.getNumBodies(physicsClientId=a) == 0

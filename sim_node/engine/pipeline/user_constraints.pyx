@@ -8,21 +8,21 @@ A constraint joins a frame F_a on collision body a and a frame F_b on body b (b 
 world), both given in their body's frame. Its rows are velocity-level and bilateral:
     POINT2POINT  3 rows, world x, y, z: the velocity of F_a's origin (a point of a) minus that
                  of F_b's origin (a point of b);
-    FIXED        those 3 and 3 angular rows, world x, y, z: w_a - w_b;
+    FIXED        those 3 and 3 angular rows along F_a's axes: w_a - w_b (bullet3's);
     PRISMATIC    2 linear rows across the slide axis (F_a's axes), and the 3 angular rows;
     GEAR         1 row on two robot joint DOFs: qdot_a + ratio qdot_b = qdot_aux (bullet3's
                  btMultiBodyGearConstraint: the aux DOF, of robot a, is read at the step's
                  start).
 Each row aims at the velocity that removes the fraction `erp` of its position error this step
-(Baumgarte: target = -erp error / dt; the angular error is the rotation vector of
-R_Fa R_Fb^T for small angles, 1/2 vee(E - E^T); the gear's error q_a + ratio q_b - target),
+(Baumgarte: target = -erp error / dt; the angular errors are bullet3's: the XYZ Euler angles
+of R_Fb^T R_Fa, exact at large angles; the gear's error q_a + ratio q_b - target),
 its impulse is bounded by max_force dt, and it starts from the impulse of the last step (warm
 start, part of the saved state). The rows are rigid: the relative compliance of
 rigid contact rows would let a gear slip at a steady rate (its erp is 0 by default) and a
 held weight sag; dependent rows (a planar loop closed by a ball joint) are consistent, which
 Gauss-Seidel solves as they are.
 """
-from libc.math cimport fabs, sqrt
+from libc.math cimport M_PI, asin, atan2, fabs, sqrt
 
 from sim_node.engine.constraint cimport (UCONS_FIXED, UCONS_GEAR, UCONS_MAX_ROWS,
                                          UCONS_POINT2POINT, UCONS_PRISMATIC, UserConstraintC,
@@ -122,7 +122,8 @@ cdef void _frame_rows(SceneModel m, SceneData d, int c, const UserConstraintC* u
     if uc.kind != UCONS_POINT2POINT:
         _rotation_error(Ra, Rb, rot)
         for k in range(3):
-            ang[3 * (nlin + k) + k] = 1.0
+            for r in range(3):
+                ang[3 * (nlin + k) + r] = Ra[3 * r + k]
             err[nlin + k] = rot[k]
         nrow = nlin + 3
     if uc.body_a >= 0:
@@ -238,15 +239,27 @@ cdef void _kinematic_motion(SceneModel m, SceneData d, int body, const double* p
 
 
 cdef inline void _rotation_error(const double* Ra, const double* Rb, double* out) noexcept nogil:
-    # 1/2 vee(E - E^T) for E = Ra Rb^T: the rotation vector from F_b to F_a for small angles
-    cdef double E[9]
+    # bullet3's (btMultiBodyFixedConstraint, btMultiBodySliderConstraint): the XYZ Euler angles
+    # of N = Rb^T Ra (F_a in F_b's axes, N = Rx(x) Ry(y) Rz(z)), one per axis of F_a. Exact at
+    # any angle, each in (-pi, pi]: a small-angle vee(N - N^T) / 2 shrinks like sin and turns
+    # back past pi / 2, so a target turned far from the body barely pulls (constraint.py).
+    cdef double N[9]
     cdef int r, c
     for r in range(3):
         for c in range(3):
-            E[3 * r + c] = Ra[3 * r] * Rb[3 * c] + Ra[3 * r + 1] * Rb[3 * c + 1] + Ra[3 * r + 2] * Rb[3 * c + 2]
-    out[0] = 0.5 * (E[7] - E[5])
-    out[1] = 0.5 * (E[2] - E[6])
-    out[2] = 0.5 * (E[3] - E[1])
+            N[3 * r + c] = Rb[r] * Ra[c] + Rb[3 + r] * Ra[3 + c] + Rb[6 + r] * Ra[6 + c]
+    if N[2] >= 1.0:         # gimbal lock (y = +pi/2): x + z is all that is defined
+        out[0] = atan2(N[3], N[4])
+        out[1] = 0.5 * M_PI
+        out[2] = 0.0
+    elif N[2] <= -1.0:      # y = -pi/2: x - z
+        out[0] = -atan2(N[3], N[4])
+        out[1] = -0.5 * M_PI
+        out[2] = 0.0
+    else:
+        out[0] = atan2(-N[5], N[8])
+        out[1] = asin(N[2])
+        out[2] = atan2(-N[1], N[0])
 
 
 cdef inline void _perpendiculars(const double* n, double* t1, double* t2) noexcept nogil:
