@@ -26,6 +26,13 @@ _OBJECT_AND_LINKINDEX = 1          # pybullet.ER_SEGMENTATION_MASK_OBJECT_AND_LI
 _NO_SEGMENTATION_MASK = 4          # pybullet.ER_NO_SEGMENTATION_MASK
 _LINK_SHIFT = 24
 _DEFAULT_AMBIENT, _DEFAULT_DIFFUSE = 0.6, 0.35
+# PyBullet's camera when getCameraImage gets no matrices (DIRECT: TinyRenderer's own camera,
+# 1.5 m from the origin at yaw -80, pitch -10 degrees, z up; 90 degrees vertical, near 0.01,
+# far 1000, aspect 640 / 480 whatever the image size). Measured on pybullet 3.2.7: these
+# matrices give its default image pixel for pixel, at 320 x 240, 200 x 100 and 100 x 200.
+_DEFAULT_VIEW = _camera.view_matrix_from_yaw_pitch_roll((0.0, 0.0, 0.0), 1.5, -80.0, -10.0,
+                                                         0.0, 2)
+_DEFAULT_PROJECTION = _camera.projection_matrix_fov(90.0, 640.0 / 480.0, 0.01, 1000.0)
 
 
 def _segment_table(client) -> dict:
@@ -59,8 +66,8 @@ def getCameraImage(width, height, viewMatrix=None, projectionMatrix=None, lightD
                    lightDiffuseCoeff=None, lightSpecularCoeff=None, renderer=None, flags=0,
                    projectiveTextureView=None, projectiveTextureProj=None, physicsClientId=0):
     """Renders the bodies seen through viewMatrix / projectionMatrix (16 floats each,
-    column-major, as computeViewMatrix / computeProjectionMatrixFOV give; None: PyBullet's
-    default camera) into a width x height image: (width, height, rgba, depth buffer,
+    column-major, as computeViewMatrix / computeProjectionMatrixFOV give; both or neither:
+    without the pair, PyBullet's DIRECT default camera, see _DEFAULT_VIEW) into a width x height image: (width, height, rgba, depth buffer,
     segmentation), see the module docstring. width, height in [1, 16384] and at most 2**24
     pixels."""
     fn = "getCameraImage"
@@ -73,6 +80,9 @@ def getCameraImage(width, height, viewMatrix=None, projectionMatrix=None, lightD
     view = None if viewMatrix is None else vec(viewMatrix, 16, fn, "viewMatrix", 1e9)
     projection = None if projectionMatrix is None else \
         vec(projectionMatrix, 16, fn, "projectionMatrix", 1e12)
+    if view is None or projection is None:
+        # PyBullet uses the matrices only as a pair: a lone one is ignored
+        view, projection = _DEFAULT_VIEW, _DEFAULT_PROJECTION
     light = None if lightDirection is None else vec(lightDirection, 3, fn, "lightDirection")
     if light is not None and not np.any(light):
         light = None            # PyBullet: a zero direction means the default light

@@ -286,9 +286,11 @@ def _vector_list(value, function: str, argument: str, what: str) -> tuple:
 
 
 # -- parameters ------------------------------------------------------------------------------
-def addUserDebugParameter(paramName, rangeMin, rangeMax, startValue, physicsClientId=0) -> int:
+def addUserDebugParameter(paramName, rangeMin=0.0, rangeMax=1.0, startValue=0.0,
+                          physicsClientId=0) -> int:
     """A slider from rangeMin to rangeMax starting at startValue (a button when rangeMin >
-    rangeMax: its value counts presses from startValue). Returns the item id (-1 in DIRECT)."""
+    rangeMax: its value counts presses from startValue). Returns the item id (-1 in DIRECT).
+    The defaults are PyBullet's (0, 1, 0: pybullet.c)."""
     name = "addUserDebugParameter"
     _client_id(physicsClientId, name)
     client = get_client(physicsClientId)

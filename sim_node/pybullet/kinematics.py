@@ -144,15 +144,38 @@ def _gravity(client) -> np.ndarray:
     return np.asarray(client.gravity, dtype=float).reshape(3)
 
 
-def calculateInverseDynamics(bodyUniqueId, objPositions, objVelocities, objAccelerations,
-                             physicsClientId=0):
+def _legacy_body(bodyUniqueId, bodyIndex, fn: str):
+    """PyBullet takes the body as bodyUniqueId or (its legacy name) bodyIndex."""
+    if bodyIndex is not None:
+        if bodyUniqueId is not None:
+            raise error(f"{fn}: give the body as bodyUniqueId or bodyIndex, not both")
+        return bodyIndex
+    if bodyUniqueId is None:
+        raise error(f"{fn}: bodyUniqueId is required")
+    return bodyUniqueId
+
+
+def _required(fn: str, **values):
+    missing = [k for k, v in values.items() if v is None]
+    if missing:
+        raise error(f"{fn}: {', '.join(missing)} required")
+
+
+def calculateInverseDynamics(bodyUniqueId=None, objPositions=None, objVelocities=None,
+                             objAccelerations=None, physicsClientId=0, flags=0,
+                             bodyIndex=None):
     """The joint forces [N m or N] that give the movable joints the accelerations
     objAccelerations at objPositions / objVelocities under the client's gravity (along base
     axes, as PyBullet): tau = M qdd + C + G, a tuple of one float per movable joint. Fixed
-    bases only (PyBullet refuses floating ones too); joint damping is not included."""
+    bases only (PyBullet refuses floating ones too); joint damping is not included. flags
+    (PyBullet's choice of its inverse-dynamics library) is checked and not used."""
     fn = "calculateInverseDynamics"
+    uid = _legacy_body(bodyUniqueId, bodyIndex, fn)
+    _required(fn, objPositions=objPositions, objVelocities=objVelocities,
+              objAccelerations=objAccelerations)
+    integer(flags, fn, "flags")
     client = get_client(physicsClientId)
-    joints = _Joints(client, body_of(client, bodyUniqueId, fn), fn)
+    joints = _Joints(client, body_of(client, uid, fn), fn)
     if joints.floating:
         raise error(f"{fn}: body {joints.body.uid} has a floating base; inverse dynamics takes "
                     "fixed-base bodies only (as PyBullet 3.2.7)")
@@ -198,11 +221,12 @@ def calculateJacobian(bodyUniqueId, linkIndex, localPosition, objPositions, objV
     return _rows(linear), _rows(angular)
 
 
-def calculateMassMatrix(bodyUniqueId, objPositions, physicsClientId=0):
+def calculateMassMatrix(bodyUniqueId, objPositions, physicsClientId=0, flags=0):
     """The joint-space mass matrix at objPositions: dofs tuples of dofs floats [kg, kg m,
     kg m^2]; dofs = the movable joints, after 6 base rows (angular, linear at the base's centre
-    of mass) for a floating base."""
+    of mass) for a floating base. flags is checked and not used, as calculateInverseDynamics'."""
     fn = "calculateMassMatrix"
+    integer(flags, fn, "flags")
     client = get_client(physicsClientId)
     joints = _Joints(client, body_of(client, bodyUniqueId, fn), fn)
     if joints.n + (6 if joints.floating else 0) == 0:
@@ -221,6 +245,28 @@ def _optional(values, joints, name: str):
     return joints.vector(values, name)
 
 
+def _length(values, fn: str, name: str) -> int:
+    try:
+        return len(values)
+    except TypeError:
+        raise error(f"{fn}: {name} must be a list of numbers, got "
+                    f"{type(values).__name__}") from None
+
+
+def _null_space(joints, fn: str, lowerLimits, upperLimits, jointRanges, restPoses):
+    """(lower, upper, rest), each a vector of the movable joints' values, or all None.
+    PyBullet uses its null space only when all four lists are given, each with one value per
+    movable joint, and otherwise ignores all four without a word (loadpanda.py passes 7 values
+    for the panda's 9 joints): the same rule here, so a script solves the same problem."""
+    given = {"lowerLimits": lowerLimits, "upperLimits": upperLimits,
+             "jointRanges": jointRanges, "restPoses": restPoses}
+    lengths = [None if v is None else _length(v, fn, k) for k, v in given.items()]
+    if any(n != joints.n for n in lengths):
+        return None, None, None
+    lower, upper, _, rest = (joints.vector(v, k) for k, v in given.items())
+    return lower, upper, rest
+
+
 def _solve_ik(fn, client, body, links, positions, orientation, lowerLimits, upperLimits,
               jointRanges, restPoses, jointDamping, solver, currentPositions, maxNumIterations,
               residualThreshold) -> tuple:
@@ -235,11 +281,11 @@ def _solve_ik(fn, client, body, links, positions, orientation, lowerLimits, uppe
         raise error(f"{fn}: residualThreshold {threshold} must be >= 0")
     if integer(solver, fn, "solver") not in (0, 1):
         raise error(f"{fn}: solver must be IK_DLS (0) or IK_SDLS (1), got {solver}")
-    lower = _optional(lowerLimits, joints, "lowerLimits")
-    upper = _optional(upperLimits, joints, "upperLimits")
-    _optional(jointRanges, joints, "jointRanges")       # PyBullet's null-space weights
-    rest = _optional(restPoses, joints, "restPoses")
-    _optional(jointDamping, joints, "jointDamping")     # our solver damps on its own
+    lower, upper, rest = _null_space(joints, fn, lowerLimits, upperLimits, jointRanges,
+                                     restPoses)
+    # our solver damps on its own; PyBullet ignores a list of the wrong length (with a warning)
+    if jointDamping is not None and _length(jointDamping, fn, "jointDamping") == joints.n:
+        joints.vector(jointDamping, "jointDamping")
     current = _optional(currentPositions, joints, "currentPositions")
 
     robot = joints.robot
@@ -314,22 +360,27 @@ def _end_effector(body, link, fn: str, name: str) -> int:
     return link
 
 
-def calculateInverseKinematics(bodyUniqueId, endEffectorLinkIndex, targetPosition,
-                               targetOrientation=None, lowerLimits=None, upperLimits=None,
-                               jointRanges=None, restPoses=None, jointDamping=None, solver=0,
-                               currentPositions=None, maxNumIterations=20,
-                               residualThreshold=1e-4, physicsClientId=0):
+def calculateInverseKinematics(bodyUniqueId=None, endEffectorLinkIndex=None,
+                               targetPosition=None, targetOrientation=None, lowerLimits=None,
+                               upperLimits=None, jointRanges=None, restPoses=None,
+                               jointDamping=None, solver=0, currentPositions=None,
+                               maxNumIterations=20, residualThreshold=1e-4, physicsClientId=0,
+                               bodyIndex=None):
     """Joint positions (a tuple, one per movable joint, PyBullet's order) that bring the end
     effector's link frame to targetPosition [m] (and targetOrientation (x, y, z, w) when
     given), in the world (in the base's centre-of-mass frame when currentPositions is given),
     starting from the simulated joint positions (or currentPositions). sim_node's damped least
-    squares within the URDF joint limits (lowerLimits / upperLimits replace them), pulled
-    towards restPoses; jointRanges, jointDamping and solver are checked and not used. Stops
-    when |position error| <= residualThreshold or after maxNumIterations; on failure the best
+    squares within the URDF joint limits. As PyBullet's null space, lowerLimits, upperLimits,
+    jointRanges and restPoses count only when all four are given with one value per movable
+    joint (otherwise all four are ignored): then lowerLimits / upperLimits replace the joint
+    limits and the solution is pulled towards restPoses; jointRanges, jointDamping and solver
+    are checked and not used. Stops when |position error| <= residualThreshold or after maxNumIterations; on failure the best
     configuration found is returned, as PyBullet returns its last."""
     fn = "calculateInverseKinematics"
+    uid = _legacy_body(bodyUniqueId, bodyIndex, fn)
+    _required(fn, endEffectorLinkIndex=endEffectorLinkIndex, targetPosition=targetPosition)
     client = get_client(physicsClientId)
-    body = body_of(client, bodyUniqueId, fn)
+    body = body_of(client, uid, fn)
     link = _end_effector(body, endEffectorLinkIndex, fn, "endEffectorLinkIndex")
     target = vec(targetPosition, 3, fn, "targetPosition", 1e6)
     R = None if targetOrientation is None else _rotation(targetOrientation, fn)

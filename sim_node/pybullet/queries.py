@@ -245,19 +245,21 @@ def getContactPoints(bodyA=-1, bodyB=-1, linkIndexA=_ALL_LINKS, linkIndexB=_ALL_
 
 
 def getClosestPoints(bodyA, bodyB, distance, linkIndexA=_ALL_LINKS, linkIndexB=_ALL_LINKS,
-                     physicsClientId=0, **shape_arguments):
+                     collisionShapeA=-1, collisionShapeB=-1, collisionShapePositionA=None,
+                     collisionShapePositionB=None, collisionShapeOrientationA=None,
+                     collisionShapeOrientationB=None, physicsClientId=0):
     """The closest points of two bodies (of one link each when linkIndexA / B >= -1) no more
     than `distance` [m] apart, at the current state: a tuple of the 14-tuples of
     getContactPoints (normal from B to A, contactDistance < 0 in penetration, forces 0), one per
-    pair of links. PyBullet's collisionShapeA / B queries are not supported."""
+    pair of links. PyBullet's queries of free collision shapes (collisionShapeA / B other than
+    -1, with their positions and orientations) are refused: sim_node measures bodies only."""
     fn = "getClosestPoints"
-    if any(v not in (None, -1) for k, v in shape_arguments.items() if k.startswith("collisionShape")
-           and not k.endswith(("Position", "Orientation"))):
-        raise error(f"{fn}: collisionShapeA / collisionShapeB are not supported by sim_node "
-                    "(closest points between bodies only)")
-    unknown = [k for k in shape_arguments if not k.startswith("collisionShape")]
-    if unknown:
-        raise error(f"{fn}: unknown arguments {unknown}")
+    for name, shape in (("collisionShapeA", collisionShapeA),
+                        ("collisionShapeB", collisionShapeB)):
+        if shape is not None and integer(shape, fn, name) != -1:
+            raise error(f"{fn}: {name} {shape}: closest points of a free collision shape are "
+                        "not supported by sim_node (bodies only: bodyA, bodyB, leave "
+                        f"{name} at -1)")
     client = get_client(physicsClientId)
     a = body_of(client, bodyA, fn, "bodyA")
     b = body_of(client, bodyB, fn, "bodyB")
@@ -370,14 +372,30 @@ def _ray_results(client, hits) -> tuple:
     return tuple(out)
 
 
-def rayTest(rayFromPosition, rayToPosition, physicsClientId=0):
+def _ray_options(reportHitNumber, collisionFilterMask, fn: str):
+    """The engine's mask (None: every body) after checking rayTest(Batch)'s reportHitNumber
+    and collisionFilterMask."""
+    if integer(reportHitNumber, fn, "reportHitNumber") not in (-1, 0):
+        raise error(f"{fn}: reportHitNumber {reportHitNumber} is not supported by sim_node "
+                    "(the engine reports the first hit only; use -1)")
+    mask = integer(collisionFilterMask, fn, "collisionFilterMask")
+    if not -2**31 <= mask <= 0xFFFFFFFF:
+        raise error(f"{fn}: collisionFilterMask {mask} is not a 32-bit value")
+    mask &= 0xFFFFFFFF
+    return None if mask == 0xFFFFFFFF else mask
+
+
+def rayTest(rayFromPosition, rayToPosition, physicsClientId=0, collisionFilterMask=-1,
+            reportHitNumber=-1):
     """The first hit of one ray: ((objectUniqueId, linkIndex, hitFraction, hitPosition,
-    hitNormal),), (-1, -1, 1.0, (0, 0, 0), (0, 0, 0)) when nothing is hit."""
+    hitNormal),), (-1, -1, 1.0, (0, 0, 0), (0, 0, 0)) when nothing is hit.
+    collisionFilterMask and reportHitNumber as rayTestBatch's."""
     fn = "rayTest"
     client = get_client(physicsClientId)
     origin = vec(rayFromPosition, 3, fn, "rayFromPosition", 1e6)
     end = vec(rayToPosition, 3, fn, "rayToPosition", 1e6)
-    hits = client.sim.rayCast(origin.reshape(1, 3), end.reshape(1, 3), threads=1)
+    mask = _ray_options(reportHitNumber, collisionFilterMask, fn)
+    hits = client.sim.rayCast(origin.reshape(1, 3), end.reshape(1, 3), threads=1, mask=mask)
     return _ray_results(client, hits)
 
 
@@ -402,14 +420,8 @@ def rayTestBatch(rayFromPositions, rayToPositions, numThreads=-1, parentObjectUn
     if threads < -1:
         raise error(f"{fn}: numThreads must be -1 (one), 0 (all) or a positive count")
     threads = 1 if threads == -1 else None if threads == 0 else threads
-    if integer(reportHitNumber, fn, "reportHitNumber") not in (-1, 0):
-        raise error(f"{fn}: reportHitNumber {reportHitNumber} is not supported by sim_node "
-                    "(the engine reports the first hit only; use -1)")
+    mask = _ray_options(reportHitNumber, collisionFilterMask, fn)
     number(fractionEpsilon, fn, "fractionEpsilon")
-    mask = integer(collisionFilterMask, fn, "collisionFilterMask")
-    if not -2**31 <= mask <= 0xFFFFFFFF:
-        raise error(f"{fn}: collisionFilterMask {mask} is not a 32-bit value")
-    mask &= 0xFFFFFFFF
     parent = integer(parentObjectUniqueId, fn, "parentObjectUniqueId")
     if parent != -1:
         body = body_of(client, parent, fn, "parentObjectUniqueId")
@@ -419,8 +431,7 @@ def rayTestBatch(rayFromPositions, rayToPositions, numThreads=-1, parentObjectUn
         ends = ends @ R.T + t
     if len(origins) == 0:
         return ()
-    hits = client.sim.rayCast(origins, ends, threads=threads,
-                              mask=None if mask == 0xFFFFFFFF else mask)
+    hits = client.sim.rayCast(origins, ends, threads=threads, mask=mask)
     return _ray_results(client, hits)
 
 

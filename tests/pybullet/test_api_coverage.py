@@ -206,18 +206,11 @@ def shared_functions() -> list:
 # Differences of signature the other parts of issue 14 still have, reported to the lead; an
 # entry that no longer fails must be removed (as a strict xfail would)
 KNOWN_GAPS = {
-    "addUserDebugParameter": "rangeMin, rangeMax and startValue are required; PyBullet defaults "
-                             "them (addUserDebugParameter('x') works)",
     "changeDynamics": "no sleepThreshold",
     "createCollisionShape": "no heightfieldData",
     "createVisualShapeArray": "no flags, planeNormals",
     "getJointStatesMultiDof": "PyBullet 3.2.7 names its second argument jointIndex (a list)",
     "setJointMotorControlMultiDof": "no damping",
-    "calculateInverseDynamics": "no bodyIndex (PyBullet takes bodyUniqueId or bodyIndex), flags",
-    "calculateInverseKinematics": "no bodyIndex (PyBullet takes bodyUniqueId or bodyIndex)",
-    "calculateMassMatrix": "no flags",
-    "getClosestPoints": "takes **kwargs, refusing PyBullet's collisionShape* arguments inside",
-    "rayTest": "no collisionFilterMask, reportHitNumber",
 }
 
 

@@ -149,6 +149,11 @@ def test_gui_parameter_reads_its_start_value(gui):
     line = p.addUserDebugLine([0, 0, 0], [1, 0, 0])
     with pytest.raises(p.error, match="no debug parameter with id"):
         p.readUserDebugParameter(line)
+    # PyBullet's defaults (pybullet.c: rangeMin 0, rangeMax 1, startValue 0)
+    default = p.addUserDebugParameter("x")
+    assert p.readUserDebugParameter(default) == 0.0
+    assert _client(gui).debug.items[default].data == dict(name="x", range_min=0.0,
+                                                          range_max=1.0, value=0.0)
 
 
 def test_gui_remove_and_remove_all(gui):

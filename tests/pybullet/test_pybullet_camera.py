@@ -109,6 +109,27 @@ def test_depth_buffer_of_ground_and_cube_agrees_with_tiny_renderer(images):
     assert np.all((ours[3] >= 0.0) & (ours[3] <= 1.0))
 
 
+@pytest.mark.parametrize("size", [(160, 120), (120, 60), (60, 120)])
+def test_default_camera_is_pybullets(size):
+    """Without the pair of matrices (none, or one alone) PyBullet's DIRECT camera, whose aspect
+    stays 4:3 whatever the image's: the same segmentation as the real module's default."""
+    w, h = size
+    ours = p.connect(pb.DIRECT)
+    ref = pb.connect(pb.DIRECT)
+    try:
+        _scene(p, ours)
+        _scene(pb, ref)
+        seg_ref = pb.getCameraImage(w, h, physicsClientId=ref)[4]
+        assert 0.1 < (seg_ref >= 0).mean() < 0.9        # the scene is seen, not all of it
+        view = pb.computeViewMatrix([3.0, 3.0, 3.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
+        for kwargs in ({}, {"viewMatrix": view}):
+            seg = p.getCameraImage(w, h, physicsClientId=ours, **kwargs)[4]
+            assert (seg == seg_ref).mean() >= 0.98, kwargs
+    finally:
+        p.disconnect(physicsClientId=ours)
+        pb.disconnect(physicsClientId=ref)
+
+
 def test_default_camera_and_no_segmentation_flag():
     client = p.connect(pb.DIRECT)
     try:

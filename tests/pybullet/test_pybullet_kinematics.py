@@ -210,6 +210,66 @@ def test_ik_keeps_joint_limits_and_the_simulated_state(clients):
     assert before == after
 
 
+def test_ik_null_space_lists_count_only_all_four_of_dof_length_as_pybullet(clients):
+    """PyBullet uses lowerLimits/upperLimits/jointRanges/restPoses only when all four have one
+    value per movable joint, else ignores all four (measured: loadpanda.py's 7 values for the
+    panda's 9 joints give the same answer as none) and ignores jointDamping of the wrong
+    length: ours likewise, so limits in such lists (here excluding the answer) change
+    nothing."""
+    ours, ref = clients
+    target, ee = [0.3, 0.2, 0.5], 11
+    narrow = ([-0.1] * 7, [0.1] * 7, [0.2] * 7, [0.0] * 7)
+    for module, client in ((p, ours), (pb, ref)):
+        a = _load(module, client, "panda")
+
+        def ik(*lists, **kwargs):
+            return module.calculateInverseKinematics(a, ee, target, None, *lists,
+                                                     maxNumIterations=50,
+                                                     physicsClientId=client, **kwargs)
+        free = ik()
+        assert max(abs(x) for x in free[:7]) > 0.1        # the narrow limits exclude it
+        assert ik(*narrow) == free
+        assert ik(*narrow[:3], [0.0] * 9) == free         # one list of 9 is not enough
+        assert ik(restPoses=[0.0] * 9) == free
+        assert ik(jointDamping=[0.1] * 7) == free
+        lower, upper, ranges, rest = narrow
+        within = ik(lower + [0.0, 0.0], upper + [0.04, 0.04], ranges + [0.04, 0.04],
+                    rest + [0.0, 0.0])
+        if module is p:     # ours keeps the limits (PyBullet's null space only pulls)
+            assert all(-0.1 - 1e-12 <= x <= 0.1 + 1e-12 for x in within[:7])
+    with pytest.raises(p.error, match="currentPositions"):
+        p.calculateInverseKinematics(a, ee, target, currentPositions=[0.0] * 7,
+                                     physicsClientId=ours)
+
+
+def test_legacy_body_index_and_flags_as_pybullet(clients):
+    """PyBullet takes the body as bodyIndex too (inverse dynamics and kinematics) and a flags
+    argument (inverse dynamics, mass matrix): the same answers as with bodyUniqueId."""
+    ours, ref = clients
+    q, zero = [0.1 * k for k in range(7)], [0.0] * 7
+    for module, client in ((p, ours), (pb, ref)):
+        a = _load(module, client, "kuka")
+        tau = module.calculateInverseDynamics(a, q, zero, zero, physicsClientId=client)
+        assert module.calculateInverseDynamics(bodyIndex=a, objPositions=q, objVelocities=zero,
+                                               objAccelerations=zero,
+                                               physicsClientId=client) == tau
+        assert module.calculateInverseDynamics(a, q, zero, zero, flags=0,
+                                               physicsClientId=client) == tau
+        assert module.calculateMassMatrix(a, q, flags=0, physicsClientId=client) == \
+            module.calculateMassMatrix(a, q, physicsClientId=client)
+        ik = module.calculateInverseKinematics(a, 6, [0.3, 0.3, 0.9], physicsClientId=client)
+        assert module.calculateInverseKinematics(bodyIndex=a, endEffectorLinkIndex=6,
+                                                 targetPosition=[0.3, 0.3, 0.9],
+                                                 physicsClientId=client) == ik
+    with pytest.raises(p.error, match="calculateInverseDynamics: bodyUniqueId is required"):
+        p.calculateInverseDynamics(objPositions=q, objVelocities=zero, objAccelerations=zero,
+                                   physicsClientId=ours)
+    with pytest.raises(p.error, match="bodyUniqueId or bodyIndex, not both"):
+        p.calculateInverseKinematics(0, 6, [0, 0, 1], bodyIndex=0, physicsClientId=ours)
+    with pytest.raises(p.error, match="calculateInverseKinematics: targetPosition required"):
+        p.calculateInverseKinematics(0, 6, physicsClientId=ours)
+
+
 # -- hostile input ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def kuka():

@@ -187,6 +187,11 @@ def test_ray_batch_in_a_parent_frame_and_with_a_filter_mask(clients):
         assert hit[0] == ids["plane"], module
         assert module.rayTestBatch([[1, 0, 5]], [[1, 0, -1]], collisionFilterMask=3,
                                    physicsClientId=client)[0][0] == ids["sphere"]
+        # rayTest takes the same mask
+        assert module.rayTest([1, 0, 5], [1, 0, -1], collisionFilterMask=1,
+                              physicsClientId=client)[0][0] == ids["plane"]
+        assert module.rayTest([1, 0, 5], [1, 0, -1], collisionFilterMask=3, reportHitNumber=-1,
+                              physicsClientId=client)[0][0] == ids["sphere"]
 
 
 def test_aabb_and_overlapping_objects_as_pybullet(clients):
@@ -332,6 +337,16 @@ def test_errors_name_the_function_argument_and_what_is_valid(scene):
         p.getClosestPoints(0, 1, math.nan, physicsClientId=client)
     with pytest.raises(p.error, match="rayTestBatch: reportHitNumber 2 is not supported"):
         p.rayTestBatch([[0, 0, 1]], [[0, 0, -1]], reportHitNumber=2, physicsClientId=client)
+    with pytest.raises(p.error, match="rayTest: reportHitNumber 1 is not supported"):
+        p.rayTest([0, 0, 1], [0, 0, -1], reportHitNumber=1, physicsClientId=client)
+    with pytest.raises(p.error, match="rayTest: collisionFilterMask 4294967296 is not a 32-bit"):
+        p.rayTest([0, 0, 1], [0, 0, -1], collisionFilterMask=2**32, physicsClientId=client)
+    with pytest.raises(p.error, match="getClosestPoints: collisionShapeA 0: closest points of "
+                                      "a free collision shape are not supported"):
+        p.getClosestPoints(-1, 1, 1.0, collisionShapeA=0, collisionShapePositionA=[0, 0, 1],
+                           physicsClientId=client)
+    with pytest.raises(p.error, match="getClosestPoints: collisionShapeB 3"):
+        p.getClosestPoints(0, -1, 1.0, collisionShapeB=3, physicsClientId=client)
     with pytest.raises(p.error, match="must have as many rays"):
         p.rayTestBatch([[0, 0, 1]], [[0, 0, -1]] * 2, physicsClientId=client)
     with pytest.raises(p.error, match="bodyB 1 needs a bodyA"):
