@@ -255,7 +255,10 @@ def _command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn)
     if mode not in _MODES:
         raise error(f"{fn}: controlMode {mode} is not supported; valid: "
                     + ", ".join(f"{n} ({m})" for m, n in _MODES.items()))
-    _scalar_joint(body, j, fn)
+    qs, _ = body.joint_coords(j)
+    fixed = qs.stop == qs.start
+    if not fixed:
+        _scalar_joint(body, j, fn)
 
     def number(value, default, what, bound, nonnegative=False):
         x = default if value is None else finite_float(value, fn, what)
@@ -277,6 +280,10 @@ def _command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn)
                                                         bounds.MAX_ANGULAR_SPEED, True)
     if mode == PD_CONTROL and kp is None:
         gain_p = 0.0
+    if fixed:
+        # PyBullet 3.2.7 accepts a motor command on a fixed joint and does nothing with it
+        # (mini_cheetah_test.py, jacobian.py command every joint index)
+        return None
     return (j, mode, q, v, f, gain_p, gain_d, vmax)
 
 
@@ -354,7 +361,7 @@ def _rotation_vector(q_from, q_to) -> np.ndarray:
 
 def _apply_commands(body, commands):
     m = motors(body)
-    for j, mode, q, v, f, kp, kd, vmax in commands:
+    for j, mode, q, v, f, kp, kd, vmax in filter(None, commands):
         if mode == TORQUE_CONTROL:
             m.torque[j] += f
         elif mode == PD_CONTROL:

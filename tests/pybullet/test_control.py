@@ -381,3 +381,39 @@ def test_forces_on_a_static_base_have_no_effect_as_in_pybullet():
                                        physicsClientId=cid)
             module.stepSimulation(physicsClientId=cid)
             assert module.getBasePositionAndOrientation(uid, physicsClientId=cid) == before
+
+
+def test_motor_commands_on_fixed_joints_do_nothing_as_in_pybullet():
+    """mini_cheetah_test.py / jacobian.py command every joint index, fixed ones included:
+    PyBullet 3.2.7 accepts it and the fixed joints (and the rest) are as before."""
+    with ours() as a, reference() as b:
+        for module, cid in ((p, a), (pb, b)):
+            uid = quiet(module.loadURDF, "r2d2.urdf", [0, 0, 0.5], useFixedBase=1,
+                        physicsClientId=cid)
+            fixed = [j for j in range(module.getNumJoints(uid, physicsClientId=cid))
+                     if module.getJointInfo(uid, j, physicsClientId=cid)[2] == pb.JOINT_FIXED]
+            assert len(fixed) == 7
+            for mode in (pb.POSITION_CONTROL, pb.VELOCITY_CONTROL, pb.TORQUE_CONTROL):
+                for j in fixed:
+                    module.setJointMotorControl2(uid, j, mode, targetPosition=1.0,
+                                                 targetVelocity=1.0, force=5.0,
+                                                 physicsClientId=cid)
+                    if mode != pb.VELOCITY_CONTROL:     # PyBullet's MultiDof refuses it
+                        module.setJointMotorControlMultiDof(uid, j, mode, targetPosition=[1.0],
+                                                            force=[5.0], physicsClientId=cid)
+                module.setJointMotorControlArray(uid, fixed, mode, forces=[5.0] * len(fixed),
+                                                 physicsClientId=cid)
+                if mode != pb.VELOCITY_CONTROL:
+                    module.setJointMotorControlMultiDofArray(uid, fixed, mode,
+                                                             forces=[[5.0]] * len(fixed),
+                                                             physicsClientId=cid)
+            for _ in range(10):
+                module.stepSimulation(physicsClientId=cid)
+            for j in fixed:
+                assert module.getJointState(uid, j, physicsClientId=cid) == (
+                    0.0, 0.0, (0.0,) * 6, 0.0)
+    with ours() as a:
+        uid = quiet(p.loadURDF, "r2d2.urdf", physicsClientId=a)
+        with pytest.raises(p.error, match="force"):      # the arguments are still checked
+            p.setJointMotorControl2(uid, 2, pb.VELOCITY_CONTROL, force=-1.0,
+                                    physicsClientId=a)
