@@ -209,7 +209,11 @@ def resetJointStatesMultiDof(bodyUniqueId, jointIndices, targetValues, targetVel
     body = get_client(physicsClientId).body(bodyUniqueId)
     fn = "resetJointStatesMultiDof"
     indices = _indices(body, jointIndices, fn)
-    if len(targetValues) != len(indices) or (targetVelocities is not None
+    for name, values in (("targetValues", targetValues), ("targetVelocities", targetVelocities)):
+        if values is not None and (isinstance(values, (str, bytes))
+                                   or not hasattr(values, "__len__")):
+            raise error(f"{fn}: {name} must be a list of one entry per joint, got {values!r}")
+    if targetValues is None or len(targetValues) != len(indices) or (targetVelocities is not None
                                              and len(targetVelocities) != len(indices)):
         raise error(f"{fn}: jointIndices, targetValues (and targetVelocities) must have the "
                     f"same length")
