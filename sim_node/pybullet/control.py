@@ -202,6 +202,9 @@ def setJointMotorControlMultiDofArray(bodyUniqueId, jointIndices, controlMode,
         def pick(values, name, single=True):
             if values is None:
                 return None
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+                raise error(f"{fn}: {name} must be a list of one entry per joint, got "
+                            f"{values!r}")
             if len(values) != len(joints):
                 raise error(f"{fn}: {name} has {len(values)} entries, jointIndices "
                             f"{len(joints)}")
@@ -436,12 +439,9 @@ def apply_motors(client):
         scene.robot_kp[r][vis] = 0.0
         scene.robot_ki[r][vis] = 0.0
         scene.robot_advance[r][vis] = 0.0
-        needed = diagonal = None
+        clamp = diagonal = None
         if dv is not None:
-            # the torque each motor needs this step with every motor reaching its v* (the
-            # implicit motor gets c / (1 + c) of the way): tau = M dv / dt + C + G - the
-            # last step's other forces - known
-            needed = (M @ dv / dt + bias).tolist()
+            clamp = _motor_clamps(M, bias, dv / dt, vis, forces, known)
             diagonal = M.diagonal().tolist()
         last_gain, last_target, last_known = m.last_gain, m.last_target, m.last_known
         for k, j in enumerate(js):
@@ -449,12 +449,11 @@ def apply_motors(client):
             gain = clamped = 0.0
             free = False
             if force > 0.0:
-                need = needed[vi] - tau
-                if -force <= need <= force:
+                if clamp[k] == 0.0:
                     free = True
                     gain = MOTOR_STIFFNESS * max(diagonal[vi], 1e-12) / dt
                 else:
-                    clamped = force if need > 0 else -force
+                    clamped = clamp[k]
             if free:
                 mode[vi], kd_arr[vi], v_des[vi], tau_ff[vi] = ACTUATOR_PID, gain, targets[k], tau
                 last_target[j] = targets[k]
@@ -463,6 +462,52 @@ def apply_motors(client):
                 tau_ff[vi] = tau + clamped
                 last_target[j] = clamped
             last_gain[j], last_known[j] = gain, tau
+
+
+def _motor_clamps(M, bias, accel, vis, forces, known) -> list:
+    """Which scalar motors saturate this step: per motor k, 0.0 when it reaches its velocity
+    target with a torque within +-forces[k], else the torque +-forces[k] it gets (Bullet's
+    clamped impulse).
+
+    M (nv x nv), bias (nv: C + G - the last step's other forces), accel (nv: the acceleration
+    each motor asks for at its dof vis[k], (v* - qd) c / (1 + c) / dt), known (the TORQUE / PD
+    torques of each motor's joint). The dofs without an unsaturated motor (the floating base,
+    limp and saturated joints) move freely under their known torques: the motors' torques
+    come from M a + bias = tau with a given on the motors' dofs and tau on the others; the
+    motor most over its force is clamped and the rest solved again, until none exceeds (a weak motor gives way without making its neighbours' motors pay for holding it,
+    as Bullet's joint solve)."""
+    nv = len(bias)
+    n = len(vis)
+    clamp = [0.0] * n
+    active = [k for k in range(n) if forces[k] > 0.0]
+    tau = np.zeros(nv)
+    for k in range(n):
+        tau[vis[k]] += known[k]
+    for _ in range(n + 1):
+        S = [vis[k] for k in active]
+        if not S:
+            break
+        on_s = np.zeros(nv, dtype=bool)
+        on_s[S] = True
+        N = np.flatnonzero(~on_s)
+        a_S = accel[S]
+        a = np.zeros(nv)
+        a[S] = a_S
+        if len(N):
+            rhs = tau[N] - bias[N] - M[np.ix_(N, S)] @ a_S
+            try:
+                a[N] = np.linalg.solve(M[np.ix_(N, N)], rhs)
+            except np.linalg.LinAlgError:
+                a[N] = np.linalg.lstsq(M[np.ix_(N, N)], rhs, rcond=None)[0]
+        need = M[S] @ a + bias[S] - tau[S]
+        # the most overloaded motor gives way first: the others' needs change with it
+        ratio, i = max((abs(x) / forces[k], i) for i, (k, x) in enumerate(zip(active, need)))
+        if ratio <= 1.0:
+            break
+        k = active.pop(i)
+        clamp[k] = forces[k] if need[i] > 0 else -forces[k]
+        tau[vis[k]] += clamp[k]
+    return clamp
 
 
 def _apply_spherical_motors(client, body, m, dt, share, M, bias):

@@ -417,3 +417,28 @@ def test_motor_commands_on_fixed_joints_do_nothing_as_in_pybullet():
         with pytest.raises(p.error, match="force"):      # the arguments are still checked
             p.setJointMotorControl2(uid, 2, pb.VELOCITY_CONTROL, force=-1.0,
                                     physicsClientId=a)
+
+
+def test_a_saturated_motor_gives_way_without_saturating_its_neighbours_as_pybullet():
+    """biped2d_pybullet.py: POSITION_CONTROL with force=1 on every joint; the height joint's
+    motor cannot hold the torso (saturated: applied torque 1.0) and the biped falls freely, so
+    the hip / knee / ankle motors need almost nothing: they stay free and the legs straight,
+    as in PyBullet (before the fix they were charged with stopping the fall, saturated at +-1
+    and swung the legs)."""
+    with ours() as a, reference() as b:
+        for module, cid in ((p, a), (pb, b)):
+            module.setGravity(0, 0, -9.8, physicsClientId=cid)
+            module.setTimeStep(1e-3, physicsClientId=cid)
+            uid = quiet(module.loadURDF, "biped/biped2d_pybullet.urdf", [0, 0, 1.13],
+                        physicsClientId=cid)
+            n = module.getNumJoints(uid, physicsClientId=cid)
+            for j in range(n):
+                module.setJointMotorControl2(uid, j, pb.POSITION_CONTROL, force=1,
+                                             physicsClientId=cid)
+            for _ in range(200):
+                module.stepSimulation(physicsClientId=cid)
+            states = module.getJointStates(uid, range(n), physicsClientId=cid)
+            assert states[1][3] == 1.0                            # the height joint: saturated
+            assert abs(states[1][0] - (-0.5 * 9.8 * 0.2 ** 2)) < 0.01     # falls freely
+            for q, _, _, applied in states[2:]:                   # the rotary joints
+                assert abs(q) < 1e-3 and abs(applied) < 0.01, (module.__name__, states)
