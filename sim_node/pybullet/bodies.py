@@ -139,9 +139,15 @@ def getJointStateMultiDof(bodyUniqueId, jointIndex, physicsClientId=0) -> tuple:
     return _joint_state(body, j, multi=True)
 
 
-def getJointStatesMultiDof(bodyUniqueId, jointIndices, physicsClientId=0) -> tuple:
+def getJointStatesMultiDof(bodyUniqueId, jointIndex=None, physicsClientId=0,
+                           jointIndices=None) -> tuple:
+    """getJointStateMultiDof of each joint of jointIndex: a list of joint indices (PyBullet
+    3.2.7's name for it; jointIndices, as getJointStates, is taken too)."""
+    fn = "getJointStatesMultiDof"
+    if (jointIndex is None) == (jointIndices is None):
+        raise error(f"{fn}: give the list of joint indices once, as jointIndex (or jointIndices)")
     body = get_client(physicsClientId).body(bodyUniqueId)
-    indices = _indices(body, jointIndices, "getJointStatesMultiDof")
+    indices = _indices(body, jointIndex if jointIndices is None else jointIndices, fn)
     return tuple(_joint_state(body, j, multi=True) for j in indices)
 
 

@@ -167,14 +167,24 @@ def setJointMotorControlArray(bodyUniqueId=None, jointIndices=None, controlMode=
 
 def setJointMotorControlMultiDof(bodyUniqueId, jointIndex, controlMode, targetPosition=None,
                                  targetVelocity=None, force=None, positionGain=None,
-                                 velocityGain=None, maxVelocity=None, physicsClientId=0):
+                                 velocityGain=None, maxVelocity=None, damping=None,
+                                 physicsClientId=0):
     """setJointMotorControl2 with vector arguments: one entry for scalar joints (a list of one
     number or the number); for a spherical joint a quaternion (x, y, z, w) target and 3
     velocities and forces (child axes): POSITION_CONTROL / VELOCITY_CONTROL as Bullet's
     spherical motor (per axis, the error the rotation vector of q^-1 q_target), TORQUE_CONTROL
-    three torques for the next step. Spherical joints have no motor until given one."""
+    three torques for the next step. Spherical joints have no motor until given one.
+    damping (Bullet's per-axis damping of the spherical motor, a list of numbers) is checked and
+    ignored with a one-time warning: sim_node's motor is the velocity-level one above."""
     fn = "setJointMotorControlMultiDof"
-    body = get_client(physicsClientId).body(bodyUniqueId)
+    client = get_client(physicsClientId)
+    body = client.body(bodyUniqueId)
+    if damping is not None:
+        values = damping if isinstance(damping, (list, tuple, np.ndarray)) else [damping]
+        for x in values:
+            finite_float(x, fn, "damping entry")
+        warn_once(client, f"{fn}:damping", f"{fn}: damping is accepted and ignored by sim_node "
+                  "(README 'The PyBullet API: bodies, joints, control')")
     j = body.check_joint(jointIndex, fn)
     qs, _ = body.joint_coords(j)
     if qs.stop - qs.start > 1:
@@ -692,7 +702,8 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
                    ccdSweptSphereRadius=None, contactProcessingThreshold=None,
                    activationState=None, jointDamping=None, anisotropicFriction=None,
                    maxJointVelocity=None, collisionMargin=None, jointLowerLimit=None,
-                   jointUpperLimit=None, jointLimitForce=None, physicsClientId=0):
+                   jointUpperLimit=None, jointLimitForce=None, sleepThreshold=None,
+                   physicsClientId=0):
     """Change a link's dynamics. Mapped: mass, localInertiaDiagonal (the link's inertia about its
     COM in its inertial frame), lateralFriction, restitution, contactStiffness and
     contactDamping (together, the engine's contact spring and damper). Kept for
@@ -741,7 +752,8 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
                                  ("collisionMargin", collisionMargin),
                                  ("jointLowerLimit", jointLowerLimit),
                                  ("jointUpperLimit", jointUpperLimit),
-                                 ("jointLimitForce", jointLimitForce)) if v is not None}
+                                 ("jointLimitForce", jointLimitForce),
+                                 ("sleepThreshold", sleepThreshold)) if v is not None}
     for k, v in ignored.items():
         if k != "anisotropicFriction":
             finite_float(v, fn, k)

@@ -208,11 +208,6 @@ def shared_functions() -> list:
 KNOWN_GAPS = {
     "addUserDebugParameter": "rangeMin, rangeMax and startValue are required; PyBullet defaults "
                              "them (addUserDebugParameter('x') works)",
-    "changeDynamics": "no sleepThreshold",
-    "createCollisionShape": "no heightfieldData",
-    "createVisualShapeArray": "no flags, planeNormals",
-    "getJointStatesMultiDof": "PyBullet 3.2.7 names its second argument jointIndex (a list)",
-    "setJointMotorControlMultiDof": "no damping",
     "calculateInverseDynamics": "no bodyIndex (PyBullet takes bodyUniqueId or bodyIndex), flags",
     "calculateInverseKinematics": "no bodyIndex (PyBullet takes bodyUniqueId or bodyIndex)",
     "calculateMassMatrix": "no flags",

@@ -442,3 +442,24 @@ def test_a_saturated_motor_gives_way_without_saturating_its_neighbours_as_pybull
             assert abs(states[1][0] - (-0.5 * 9.8 * 0.2 ** 2)) < 0.01     # falls freely
             for q, _, _, applied in states[2:]:                   # the rotary joints
                 assert abs(q) < 1e-3 and abs(applied) < 0.01, (module.__name__, states)
+
+
+def test_sleep_threshold_and_multi_dof_damping_are_checked_and_ignored_with_a_warning():
+    """PyBullet 3.2.7 takes changeDynamics(sleepThreshold=) and
+    setJointMotorControlMultiDof(damping=); sim_node has no sleeping bodies and no separate
+    spherical-motor damping: accepted (one warning each), the motion unchanged."""
+    with ours() as a, reference() as b:
+        pb.changeDynamics(pb.loadURDF("r2d2.urdf", physicsClientId=b), -1, sleepThreshold=0.1,
+                          physicsClientId=b)
+        uid = quiet(p.loadURDF, "r2d2.urdf", physicsClientId=a)
+        with pytest.warns(UserWarning, match="sleepThreshold"):
+            p.changeDynamics(uid, -1, sleepThreshold=0.1, physicsClientId=a)
+        with pytest.warns(UserWarning, match="damping"):
+            p.setJointMotorControlMultiDof(uid, 2, pb.POSITION_CONTROL, targetPosition=[0.5],
+                                           damping=[0.3], physicsClientId=a)
+        for bad in (math.nan, "x"):
+            with pytest.raises(p.error):
+                p.changeDynamics(uid, -1, sleepThreshold=bad, physicsClientId=a)
+            with pytest.raises(p.error):
+                p.setJointMotorControlMultiDof(uid, 2, pb.POSITION_CONTROL, damping=[bad],
+                                               physicsClientId=a)
