@@ -139,9 +139,15 @@ def getJointStateMultiDof(bodyUniqueId, jointIndex, physicsClientId=0) -> tuple:
     return _joint_state(body, j, multi=True)
 
 
-def getJointStatesMultiDof(bodyUniqueId, jointIndices, physicsClientId=0) -> tuple:
+def getJointStatesMultiDof(bodyUniqueId, jointIndex=None, physicsClientId=0,
+                           jointIndices=None) -> tuple:
+    """getJointStateMultiDof of each joint of jointIndex: a list of joint indices (PyBullet
+    3.2.7's name for it; jointIndices, as getJointStates, is taken too)."""
+    fn = "getJointStatesMultiDof"
+    if (jointIndex is None) == (jointIndices is None):
+        raise error(f"{fn}: give the list of joint indices once, as jointIndex (or jointIndices)")
     body = get_client(physicsClientId).body(bodyUniqueId)
-    indices = _indices(body, jointIndices, "getJointStatesMultiDof")
+    indices = _indices(body, jointIndex if jointIndices is None else jointIndices, fn)
     return tuple(_joint_state(body, j, multi=True) for j in indices)
 
 
@@ -209,7 +215,11 @@ def resetJointStatesMultiDof(bodyUniqueId, jointIndices, targetValues, targetVel
     body = get_client(physicsClientId).body(bodyUniqueId)
     fn = "resetJointStatesMultiDof"
     indices = _indices(body, jointIndices, fn)
-    if len(targetValues) != len(indices) or (targetVelocities is not None
+    for name, values in (("targetValues", targetValues), ("targetVelocities", targetVelocities)):
+        if values is not None and (isinstance(values, (str, bytes))
+                                   or not hasattr(values, "__len__")):
+            raise error(f"{fn}: {name} must be a list of one entry per joint, got {values!r}")
+    if targetValues is None or len(targetValues) != len(indices) or (targetVelocities is not None
                                              and len(targetVelocities) != len(indices)):
         raise error(f"{fn}: jointIndices, targetValues (and targetVelocities) must have the "
                     f"same length")

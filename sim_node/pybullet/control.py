@@ -167,14 +167,24 @@ def setJointMotorControlArray(bodyUniqueId=None, jointIndices=None, controlMode=
 
 def setJointMotorControlMultiDof(bodyUniqueId, jointIndex, controlMode, targetPosition=None,
                                  targetVelocity=None, force=None, positionGain=None,
-                                 velocityGain=None, maxVelocity=None, physicsClientId=0):
+                                 velocityGain=None, maxVelocity=None, damping=None,
+                                 physicsClientId=0):
     """setJointMotorControl2 with vector arguments: one entry for scalar joints (a list of one
     number or the number); for a spherical joint a quaternion (x, y, z, w) target and 3
     velocities and forces (child axes): POSITION_CONTROL / VELOCITY_CONTROL as Bullet's
     spherical motor (per axis, the error the rotation vector of q^-1 q_target), TORQUE_CONTROL
-    three torques for the next step. Spherical joints have no motor until given one."""
+    three torques for the next step. Spherical joints have no motor until given one.
+    damping (Bullet's per-axis damping of the spherical motor, a list of numbers) is checked and
+    ignored with a one-time warning: sim_node's motor is the velocity-level one above."""
     fn = "setJointMotorControlMultiDof"
-    body = get_client(physicsClientId).body(bodyUniqueId)
+    client = get_client(physicsClientId)
+    body = client.body(bodyUniqueId)
+    if damping is not None:
+        values = damping if isinstance(damping, (list, tuple, np.ndarray)) else [damping]
+        for x in values:
+            finite_float(x, fn, "damping entry")
+        warn_once(client, f"{fn}:damping", f"{fn}: damping is accepted and ignored by sim_node "
+                  "(README 'The PyBullet API: bodies, joints, control')")
     j = body.check_joint(jointIndex, fn)
     qs, _ = body.joint_coords(j)
     if qs.stop - qs.start > 1:
@@ -202,6 +212,9 @@ def setJointMotorControlMultiDofArray(bodyUniqueId, jointIndices, controlMode,
         def pick(values, name, single=True):
             if values is None:
                 return None
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+                raise error(f"{fn}: {name} must be a list of one entry per joint, got "
+                            f"{values!r}")
             if len(values) != len(joints):
                 raise error(f"{fn}: {name} has {len(values)} entries, jointIndices "
                             f"{len(joints)}")
@@ -255,7 +268,10 @@ def _command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn)
     if mode not in _MODES:
         raise error(f"{fn}: controlMode {mode} is not supported; valid: "
                     + ", ".join(f"{n} ({m})" for m, n in _MODES.items()))
-    _scalar_joint(body, j, fn)
+    qs, _ = body.joint_coords(j)
+    fixed = qs.stop == qs.start
+    if not fixed:
+        _scalar_joint(body, j, fn)
 
     def number(value, default, what, bound, nonnegative=False):
         x = default if value is None else finite_float(value, fn, what)
@@ -277,6 +293,10 @@ def _command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn)
                                                         bounds.MAX_ANGULAR_SPEED, True)
     if mode == PD_CONTROL and kp is None:
         gain_p = 0.0
+    if fixed:
+        # PyBullet 3.2.7 accepts a motor command on a fixed joint and does nothing with it
+        # (mini_cheetah_test.py, jacobian.py command every joint index)
+        return None
     return (j, mode, q, v, f, gain_p, gain_d, vmax)
 
 
@@ -354,7 +374,7 @@ def _rotation_vector(q_from, q_to) -> np.ndarray:
 
 def _apply_commands(body, commands):
     m = motors(body)
-    for j, mode, q, v, f, kp, kd, vmax in commands:
+    for j, mode, q, v, f, kp, kd, vmax in filter(None, commands):
         if mode == TORQUE_CONTROL:
             m.torque[j] += f
         elif mode == PD_CONTROL:
@@ -429,12 +449,9 @@ def apply_motors(client):
         scene.robot_kp[r][vis] = 0.0
         scene.robot_ki[r][vis] = 0.0
         scene.robot_advance[r][vis] = 0.0
-        needed = diagonal = None
+        clamp = diagonal = None
         if dv is not None:
-            # the torque each motor needs this step with every motor reaching its v* (the
-            # implicit motor gets c / (1 + c) of the way): tau = M dv / dt + C + G - the
-            # last step's other forces - known
-            needed = (M @ dv / dt + bias).tolist()
+            clamp = _motor_clamps(M, bias, dv / dt, vis, forces, known)
             diagonal = M.diagonal().tolist()
         last_gain, last_target, last_known = m.last_gain, m.last_target, m.last_known
         for k, j in enumerate(js):
@@ -442,12 +459,11 @@ def apply_motors(client):
             gain = clamped = 0.0
             free = False
             if force > 0.0:
-                need = needed[vi] - tau
-                if -force <= need <= force:
+                if clamp[k] == 0.0:
                     free = True
                     gain = MOTOR_STIFFNESS * max(diagonal[vi], 1e-12) / dt
                 else:
-                    clamped = force if need > 0 else -force
+                    clamped = clamp[k]
             if free:
                 mode[vi], kd_arr[vi], v_des[vi], tau_ff[vi] = ACTUATOR_PID, gain, targets[k], tau
                 last_target[j] = targets[k]
@@ -456,6 +472,52 @@ def apply_motors(client):
                 tau_ff[vi] = tau + clamped
                 last_target[j] = clamped
             last_gain[j], last_known[j] = gain, tau
+
+
+def _motor_clamps(M, bias, accel, vis, forces, known) -> list:
+    """Which scalar motors saturate this step: per motor k, 0.0 when it reaches its velocity
+    target with a torque within +-forces[k], else the torque +-forces[k] it gets (Bullet's
+    clamped impulse).
+
+    M (nv x nv), bias (nv: C + G - the last step's other forces), accel (nv: the acceleration
+    each motor asks for at its dof vis[k], (v* - qd) c / (1 + c) / dt), known (the TORQUE / PD
+    torques of each motor's joint). The dofs without an unsaturated motor (the floating base,
+    limp and saturated joints) move freely under their known torques: the motors' torques
+    come from M a + bias = tau with a given on the motors' dofs and tau on the others; the
+    motor most over its force is clamped and the rest solved again, until none exceeds (a weak motor gives way without making its neighbours' motors pay for holding it,
+    as Bullet's joint solve)."""
+    nv = len(bias)
+    n = len(vis)
+    clamp = [0.0] * n
+    active = [k for k in range(n) if forces[k] > 0.0]
+    tau = np.zeros(nv)
+    for k in range(n):
+        tau[vis[k]] += known[k]
+    for _ in range(n + 1):
+        S = [vis[k] for k in active]
+        if not S:
+            break
+        on_s = np.zeros(nv, dtype=bool)
+        on_s[S] = True
+        N = np.flatnonzero(~on_s)
+        a_S = accel[S]
+        a = np.zeros(nv)
+        a[S] = a_S
+        if len(N):
+            rhs = tau[N] - bias[N] - M[np.ix_(N, S)] @ a_S
+            try:
+                a[N] = np.linalg.solve(M[np.ix_(N, N)], rhs)
+            except np.linalg.LinAlgError:
+                a[N] = np.linalg.lstsq(M[np.ix_(N, N)], rhs, rcond=None)[0]
+        need = M[S] @ a + bias[S] - tau[S]
+        # the most overloaded motor gives way first: the others' needs change with it
+        ratio, i = max((abs(x) / forces[k], i) for i, (k, x) in enumerate(zip(active, need)))
+        if ratio <= 1.0:
+            break
+        k = active.pop(i)
+        clamp[k] = forces[k] if need[i] > 0 else -forces[k]
+        tau[vis[k]] += clamp[k]
+    return clamp
 
 
 def _apply_spherical_motors(client, body, m, dt, share, M, bias):
@@ -640,7 +702,8 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
                    ccdSweptSphereRadius=None, contactProcessingThreshold=None,
                    activationState=None, jointDamping=None, anisotropicFriction=None,
                    maxJointVelocity=None, collisionMargin=None, jointLowerLimit=None,
-                   jointUpperLimit=None, jointLimitForce=None, physicsClientId=0):
+                   jointUpperLimit=None, jointLimitForce=None, sleepThreshold=None,
+                   physicsClientId=0):
     """Change a link's dynamics. Mapped: mass, localInertiaDiagonal (the link's inertia about its
     COM in its inertial frame), lateralFriction, restitution, contactStiffness and
     contactDamping (together, the engine's contact spring and damper). Kept for
@@ -689,7 +752,8 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
                                  ("collisionMargin", collisionMargin),
                                  ("jointLowerLimit", jointLowerLimit),
                                  ("jointUpperLimit", jointUpperLimit),
-                                 ("jointLimitForce", jointLimitForce)) if v is not None}
+                                 ("jointLimitForce", jointLimitForce),
+                                 ("sleepThreshold", sleepThreshold)) if v is not None}
     for k, v in ignored.items():
         if k != "anisotropicFriction":
             finite_float(v, fn, k)

@@ -286,11 +286,14 @@ def createCollisionShape(shapeType, radius=0.5, halfExtents=(1.0, 1.0, 1.0), hei
                          flags=0, collisionFramePosition=None, collisionFrameOrientation=None,
                          vertices=None, indices=None, heightfieldTextureScaling=None,
                          numHeightfieldRows=None, numHeightfieldColumns=None,
-                         replaceHeightfieldIndex=None, physicsClientId=0) -> int:
+                         replaceHeightfieldIndex=None, heightfieldData=None,
+                         physicsClientId=0) -> int:
     """A collision shape for createMultiBody; its id (0, 1, ... per client). GEOM_SPHERE
     (radius), GEOM_BOX (halfExtents), GEOM_CYLINDER / GEOM_CAPSULE (radius, height along z),
     GEOM_PLANE (planeNormal), GEOM_MESH (fileName, meshScale); collisionFrame*: the shape's
-    placement in the (URDF) link frame of the link it is attached to, as PyBullet."""
+    placement in the (URDF) link frame of the link it is attached to, as PyBullet.
+    GEOM_HEIGHTFIELD (heightfieldData and the other heightfield arguments) is refused with
+    p.error; the heightfield arguments are ignored with other shapes (as PyBullet)."""
     from sim_node.model.urdf import GeometryElement
     client = get_client(physicsClientId)
     fn = "createCollisionShape"
@@ -324,6 +327,8 @@ def createCollisionShapeArray(shapeTypes, radii=None, halfExtents=None, lengths=
         if values is None:
             return default
         return _sequence(values, fn, what, n)[i]
+    for i in range(n):
+        _flag_int(entry(flags, i, 0, "flags"), fn, f"flags[{i}]")
     elements, described = [], []
     for i, kind in enumerate(shapeTypes):
         shape, dims, name = _geometry(
@@ -369,10 +374,12 @@ def createVisualShape(shapeType, radius=0.5, halfExtents=(1.0, 1.0, 1.0), length
 
 
 def createVisualShapeArray(shapeTypes, radii=None, halfExtents=None, lengths=None,
-                           fileNames=None, meshScales=None, rgbaColors=None,
-                           visualFramePositions=None, visualFrameOrientations=None,
-                           physicsClientId=0) -> int:
-    """One visual shape of several parts."""
+                           fileNames=None, meshScales=None, planeNormals=None, flags=None,
+                           rgbaColors=None, visualFramePositions=None,
+                           visualFrameOrientations=None, physicsClientId=0) -> int:
+    """One visual shape of several parts (lists of one entry per part, as createVisualShape's
+    arguments; planeNormals for GEOM_PLANE parts). flags: one VISUAL_SHAPE_* render option per
+    part (a list, as PyBullet 3.2.7), checked and ignored, as createVisualShape's."""
     from sim_node.model.urdf import GeometryElement
     client = get_client(physicsClientId)
     fn = "createVisualShapeArray"
@@ -385,13 +392,16 @@ def createVisualShapeArray(shapeTypes, radii=None, halfExtents=None, lengths=Non
         if values is None:
             return default
         return _sequence(values, fn, what, n)[i]
+    for i in range(n):
+        _flag_int(entry(flags, i, 0, "flags"), fn, f"flags[{i}]")
     elements, described, colors = [], [], []
     for i, kind in enumerate(shapeTypes):
         shape, dims, name = _geometry(
             fn, kind, entry(radii, i, 0.5, "radii"), entry(halfExtents, i, (1, 1, 1),
                                                             "halfExtents"),
             entry(lengths, i, 1.0, "lengths"), entry(fileNames, i, "", "fileNames"),
-            entry(meshScales, i, (1, 1, 1), "meshScales"), (0, 0, 1), client, f"[{i}]")
+            entry(meshScales, i, (1, 1, 1), "meshScales"),
+            entry(planeNormals, i, (0, 0, 1), "planeNormals"), client, f"[{i}]")
         color = entry(rgbaColors, i, None, "rgbaColors")
         color = (1.0, 1.0, 1.0, 1.0) if color is None else tuple(
             float(x) for x in finite_vector(color, 4, fn, f"rgbaColors[{i}]"))

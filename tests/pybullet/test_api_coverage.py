@@ -206,11 +206,6 @@ def shared_functions() -> list:
 # Differences of signature the other parts of issue 14 still have, reported to the lead; an
 # entry that no longer fails must be removed (as a strict xfail would)
 KNOWN_GAPS = {
-    "changeDynamics": "no sleepThreshold",
-    "createCollisionShape": "no heightfieldData",
-    "createVisualShapeArray": "no flags, planeNormals",
-    "getJointStatesMultiDof": "PyBullet 3.2.7 names its second argument jointIndex (a list)",
-    "setJointMotorControlMultiDof": "no damping",
 }
 
 

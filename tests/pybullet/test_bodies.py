@@ -201,3 +201,17 @@ def _shape(value):
     if isinstance(value, tuple):
         return ("tuple", tuple(_shape(x) for x in value))
     return type(value).__name__
+
+
+def test_joint_states_multi_dof_takes_pybullets_keyword_joint_index():
+    """PyBullet 3.2.7 names getJointStatesMultiDof's list jointIndex; the states equal
+    getJointStateMultiDof's, by either name."""
+    with ours() as a, reference() as b:
+        ua, ub = _pair("r2d2.urdf", a, b)
+        theirs = pb.getJointStatesMultiDof(ub, jointIndex=[0, 2], physicsClientId=b)
+        mine = p.getJointStatesMultiDof(ua, jointIndex=[0, 2], physicsClientId=a)
+        assert mine == p.getJointStatesMultiDof(ua, jointIndices=[0, 2], physicsClientId=a)
+        assert mine == tuple(p.getJointStateMultiDof(ua, j, physicsClientId=a) for j in (0, 2))
+        assert _shape(mine) == _shape(theirs)
+        with pytest.raises(p.error, match="jointIndex"):
+            p.getJointStatesMultiDof(ua, physicsClientId=a)

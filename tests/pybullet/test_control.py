@@ -381,3 +381,85 @@ def test_forces_on_a_static_base_have_no_effect_as_in_pybullet():
                                        physicsClientId=cid)
             module.stepSimulation(physicsClientId=cid)
             assert module.getBasePositionAndOrientation(uid, physicsClientId=cid) == before
+
+
+def test_motor_commands_on_fixed_joints_do_nothing_as_in_pybullet():
+    """mini_cheetah_test.py / jacobian.py command every joint index, fixed ones included:
+    PyBullet 3.2.7 accepts it and the fixed joints (and the rest) are as before."""
+    with ours() as a, reference() as b:
+        for module, cid in ((p, a), (pb, b)):
+            uid = quiet(module.loadURDF, "r2d2.urdf", [0, 0, 0.5], useFixedBase=1,
+                        physicsClientId=cid)
+            fixed = [j for j in range(module.getNumJoints(uid, physicsClientId=cid))
+                     if module.getJointInfo(uid, j, physicsClientId=cid)[2] == pb.JOINT_FIXED]
+            assert len(fixed) == 7
+            for mode in (pb.POSITION_CONTROL, pb.VELOCITY_CONTROL, pb.TORQUE_CONTROL):
+                for j in fixed:
+                    module.setJointMotorControl2(uid, j, mode, targetPosition=1.0,
+                                                 targetVelocity=1.0, force=5.0,
+                                                 physicsClientId=cid)
+                    if mode != pb.VELOCITY_CONTROL:     # PyBullet's MultiDof refuses it
+                        module.setJointMotorControlMultiDof(uid, j, mode, targetPosition=[1.0],
+                                                            force=[5.0], physicsClientId=cid)
+                module.setJointMotorControlArray(uid, fixed, mode, forces=[5.0] * len(fixed),
+                                                 physicsClientId=cid)
+                if mode != pb.VELOCITY_CONTROL:
+                    module.setJointMotorControlMultiDofArray(uid, fixed, mode,
+                                                             forces=[[5.0]] * len(fixed),
+                                                             physicsClientId=cid)
+            for _ in range(10):
+                module.stepSimulation(physicsClientId=cid)
+            for j in fixed:
+                assert module.getJointState(uid, j, physicsClientId=cid) == (
+                    0.0, 0.0, (0.0,) * 6, 0.0)
+    with ours() as a:
+        uid = quiet(p.loadURDF, "r2d2.urdf", physicsClientId=a)
+        with pytest.raises(p.error, match="force"):      # the arguments are still checked
+            p.setJointMotorControl2(uid, 2, pb.VELOCITY_CONTROL, force=-1.0,
+                                    physicsClientId=a)
+
+
+def test_a_saturated_motor_gives_way_without_saturating_its_neighbours_as_pybullet():
+    """biped2d_pybullet.py: POSITION_CONTROL with force=1 on every joint; the height joint's
+    motor cannot hold the torso (saturated: applied torque 1.0) and the biped falls freely, so
+    the hip / knee / ankle motors need almost nothing: they stay free and the legs straight,
+    as in PyBullet (before the fix they were charged with stopping the fall, saturated at +-1
+    and swung the legs)."""
+    with ours() as a, reference() as b:
+        for module, cid in ((p, a), (pb, b)):
+            module.setGravity(0, 0, -9.8, physicsClientId=cid)
+            module.setTimeStep(1e-3, physicsClientId=cid)
+            uid = quiet(module.loadURDF, "biped/biped2d_pybullet.urdf", [0, 0, 1.13],
+                        physicsClientId=cid)
+            n = module.getNumJoints(uid, physicsClientId=cid)
+            for j in range(n):
+                module.setJointMotorControl2(uid, j, pb.POSITION_CONTROL, force=1,
+                                             physicsClientId=cid)
+            for _ in range(200):
+                module.stepSimulation(physicsClientId=cid)
+            states = module.getJointStates(uid, range(n), physicsClientId=cid)
+            assert states[1][3] == 1.0                            # the height joint: saturated
+            assert abs(states[1][0] - (-0.5 * 9.8 * 0.2 ** 2)) < 0.01     # falls freely
+            for q, _, _, applied in states[2:]:                   # the rotary joints
+                assert abs(q) < 1e-3 and abs(applied) < 0.01, (module.__name__, states)
+
+
+def test_sleep_threshold_and_multi_dof_damping_are_checked_and_ignored_with_a_warning():
+    """PyBullet 3.2.7 takes changeDynamics(sleepThreshold=) and
+    setJointMotorControlMultiDof(damping=); sim_node has no sleeping bodies and no separate
+    spherical-motor damping: accepted (one warning each), the motion unchanged."""
+    with ours() as a, reference() as b:
+        pb.changeDynamics(pb.loadURDF("r2d2.urdf", physicsClientId=b), -1, sleepThreshold=0.1,
+                          physicsClientId=b)
+        uid = quiet(p.loadURDF, "r2d2.urdf", physicsClientId=a)
+        with pytest.warns(UserWarning, match="sleepThreshold"):
+            p.changeDynamics(uid, -1, sleepThreshold=0.1, physicsClientId=a)
+        with pytest.warns(UserWarning, match="damping"):
+            p.setJointMotorControlMultiDof(uid, 2, pb.POSITION_CONTROL, targetPosition=[0.5],
+                                           damping=[0.3], physicsClientId=a)
+        for bad in (math.nan, "x"):
+            with pytest.raises(p.error):
+                p.changeDynamics(uid, -1, sleepThreshold=bad, physicsClientId=a)
+            with pytest.raises(p.error):
+                p.setJointMotorControlMultiDof(uid, 2, pb.POSITION_CONTROL, damping=[bad],
+                                               physicsClientId=a)

@@ -278,3 +278,38 @@ def test_three_numbers_with_a_keyword_are_not_the_legacy_form_as_pybullet():
         with pytest.raises(p.error):
             quiet(p.loadURDF, "r2d2.urdf", 1, 2, 3, physicsClientId=a)
         assert p.getNumBodies(physicsClientId=a) == 0
+
+
+def test_heightfield_shapes_are_refused_and_the_heightfield_keywords_accepted():
+    with ours() as a:
+        with pytest.raises(p.error, match="GEOM_HEIGHTFIELD"):
+            p.createCollisionShape(pb.GEOM_HEIGHTFIELD, meshScale=[0.1, 0.1, 1],
+                                   heightfieldData=[0.0] * 16, numHeightfieldRows=4,
+                                   numHeightfieldColumns=4, physicsClientId=a)
+        # with another shape the heightfield arguments are ignored, as in PyBullet
+        sid = p.createCollisionShape(pb.GEOM_SPHERE, radius=0.2, heightfieldData=[0.0] * 4,
+                                     physicsClientId=a)
+        assert p.createMultiBody(1.0, sid, physicsClientId=a) == 0
+    with reference() as b:
+        sid = pb.createCollisionShape(pb.GEOM_SPHERE, radius=0.2, heightfieldData=[0.0] * 4,
+                                      physicsClientId=b)
+        assert pb.createMultiBody(1.0, sid, physicsClientId=b) == 0
+
+
+def test_visual_shape_array_takes_plane_normals_and_flags_as_pybullet():
+    with ours() as a, reference() as b:
+        for module, cid in ((p, a), (pb, b)):
+            vid = module.createVisualShapeArray(
+                [pb.GEOM_PLANE, pb.GEOM_BOX], halfExtents=[[1, 1, 1], [0.1, 0.2, 0.3]],
+                planeNormals=[[0, 1, 0], [0, 0, 1]], flags=[pb.VISUAL_SHAPE_DOUBLE_SIDED, 0],
+                physicsClientId=cid)
+            assert vid >= 0
+            uid = module.createMultiBody(0, -1, vid, physicsClientId=cid)
+            data = module.getVisualShapeData(uid, physicsClientId=cid)
+            assert [d[2] for d in data] == [pb.GEOM_PLANE, pb.GEOM_BOX], module.__name__
+            assert np.allclose(data[1][3], [0.2, 0.4, 0.6])
+        with pytest.raises(p.error, match="planeNormals"):
+            p.createVisualShapeArray([pb.GEOM_PLANE], planeNormals=[[0, 0, 1], [0, 1, 0]],
+                                     physicsClientId=a)
+        with pytest.raises(p.error, match="flags"):     # one per part (PyBullet: SystemError)
+            p.createVisualShapeArray([pb.GEOM_PLANE], flags=0, physicsClientId=a)
