@@ -153,7 +153,10 @@ cdef void record(SceneModel m, SceneData d) noexcept nogil:
     for i in range(d.nrow):
         row = &d.rows[i]
         for r in range(m.nrobot):
-            if m.robots[r].vel_offset == row.vel0:
+            # a robot without DOFs (a fixed URDF such as a ground plane) shares its vel_offset
+            # with the next robot: only the robot that owns the row's DOFs keeps its impulse
+            # (matching the empty one wrote past its zero-length row_lam)
+            if m.robots[r].vel_offset == row.vel0 and m.robots[r].model.nv == row.nv:
                 k = row.vel - row.vel0
                 if row.lo == 0.0:
                     d.robots[r].row_lam[3 * k + (0 if row.sign > 0 else 1)] = row.lam
