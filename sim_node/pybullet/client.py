@@ -17,6 +17,7 @@ PyBullet's frames, reproduced here once for every module:
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -360,14 +361,27 @@ def raw_joint_limits(xml: str) -> dict:
         values = []
         for key, default in (("lower", 0.0), ("upper", -1.0), ("effort", 0.0),
                              ("velocity", 0.0)):
-            try:
-                x = float(limit.get(key, default))
-            except ValueError:
-                x = default
+            x = _leading_float(limit.get(key), default)
             values.append(x if math.isfinite(x) else default)
         missing = limit.get("lower") is None and limit.get("upper") is None
         out[joint_el.get("name")] = (*values, missing)
     return out
+
+
+# the longest number at the start of a string, as C++'s istream >> double in Bullet's URDF
+# parser reads it ("-1.57." in pybullet_data's biped2d_pybullet.urdf is -1.57)
+_LEADING_FLOAT = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _leading_float(text, default: float) -> float:
+    """text as Bullet's URDF parser reads a number: its leading number, else default."""
+    if text is None:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        match = _LEADING_FLOAT.match(text)
+        return float(match.group()) if match else default
 
 
 def _numbers(text, n, default):

@@ -140,7 +140,8 @@ def pybullet_joints(urdf, limits: dict):
     """The URDF's joints as PyBullet uses them: <mimic> ignored (PyBullet's joints are all
     independent), and a revolute or prismatic joint whose <limit> gives neither lower nor
     upper without position limits (Bullet's parser reads 0 / -1: no limit; the URDF standard's
-    0 / 0 would lock it)."""
+    0 / 0 would lock it), and no effort limit (PyBullet's motors are limited by their force
+    only)."""
     import math
     from sim_node.model.urdf import Limit
     joints = {}
@@ -152,6 +153,11 @@ def pybullet_joints(urdf, limits: dict):
                 and joint.limit is not None:
             joint = replace(joint, limit=Limit(-math.inf, math.inf, joint.limit.effort,
                                                joint.limit.velocity))
+        if joint.limit is not None and joint.limit.effort != math.inf:
+            # PyBullet's motors are limited by their `force` only, never by the URDF effort
+            # (getJointInfo still reports it): the engine's actuator clips to the effort, so
+            # it gets none (biped2d_pybullet.urdf's hip has effort 0 and moves in PyBullet)
+            joint = replace(joint, limit=replace(joint.limit, effort=math.inf))
         joints[name] = joint
     return replace(urdf, joints=joints)
 

@@ -313,3 +313,28 @@ def test_visual_shape_array_takes_plane_normals_and_flags_as_pybullet():
                                      physicsClientId=a)
         with pytest.raises(p.error, match="flags"):     # one per part (PyBullet: SystemError)
             p.createVisualShapeArray([pb.GEOM_PLANE], flags=0, physicsClientId=a)
+
+
+def test_limits_read_by_their_leading_number_as_bullets_parser():
+    """biped2d_pybullet.urdf writes lower="-1.57." : Bullet's parser reads -1.57, and so must
+    getJointInfo; its right hip has effort 0, which PyBullet reports but does not apply to the
+    motors: a torque moves it."""
+    with ours() as a, reference() as b:
+        ua = quiet(p.loadURDF, "biped/biped2d_pybullet.urdf", useFixedBase=1, physicsClientId=a)
+        ub = pb.loadURDF("biped/biped2d_pybullet.urdf", useFixedBase=1, physicsClientId=b)
+        for j in range(pb.getNumJoints(ub, physicsClientId=b)):
+            assert (p.getJointInfo(ua, j, physicsClientId=a)[8:10]
+                    == pb.getJointInfo(ub, j, physicsClientId=b)[8:10])
+        hip = 3                                                   # torso_to_rightleg
+        assert p.getJointInfo(ua, hip, physicsClientId=a)[8] == -1.57
+        assert p.getJointInfo(ua, hip, physicsClientId=a)[10] == 0.0          # its effort
+        moved = []
+        for module, uid, cid in ((p, ua, a), (pb, ub, b)):
+            module.setJointMotorControl2(uid, hip, pb.VELOCITY_CONTROL, force=0,
+                                         physicsClientId=cid)
+            for _ in range(60):
+                module.setJointMotorControl2(uid, hip, pb.TORQUE_CONTROL, force=-5.0,
+                                             physicsClientId=cid)
+                module.stepSimulation(physicsClientId=cid)
+            moved.append(module.getJointState(uid, hip, physicsClientId=cid)[0])
+        assert moved[1] < -0.01 and moved[0] == pytest.approx(moved[1], rel=0.15), moved
