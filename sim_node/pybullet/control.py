@@ -673,12 +673,18 @@ def getDynamicsInfo(bodyUniqueId, linkIndex, flags=0, physicsClientId=0) -> tupl
     link = body.check_link(linkIndex, "getDynamicsInfo")
     k = body.robot_link(link)
     robot_link = body.entity.link(k)
-    mass = robot_link.getMass()
     p_lc, R_lc = body.inertial_frames[k]
-    inertia = R_lc.T @ mass.inertiaMatrix() @ R_lc
+    reported = body.info.get("bullet_inertias")
+    if reported is not None:
+        # loadURDF's masses and inertias as Bullet's importer makes them, also where the engine
+        # simulates a repaired inertia (a zero or singular one: README "The PyBullet API")
+        mass, diagonal = reported[k]
+    else:
+        m = robot_link.getMass()
+        mass, diagonal = m.getMass(), np.diag(R_lc.T @ m.inertiaMatrix() @ R_lc)
     surface = _surface(body, link)
     extra = body.info.setdefault("dynamics", {}).get(link, {})
-    return (float(mass.getMass()), float(surface[1]), vec(np.diag(inertia)), vec(p_lc),
+    return (float(mass), float(surface[1]), vec(diagonal), vec(p_lc),
             xyzw(R_lc), float(surface[0]), float(extra.get("rollingFriction", 0.0)),
             float(extra.get("spinningFriction", 0.0)), float(extra.get("contactDamping", -1.0)),
             float(extra.get("contactStiffness", -1.0)), 2, 0.0)
@@ -778,6 +784,11 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
         com = old.getCom() if old.getMass() > 0 or new_mass is None else p_lc
         # (the engine's scene shares the robot's model: the step sees the new inertia)
         robot_link.setMass(Mass(old.getMass() if new_mass is None else new_mass, com, inertia))
+        reported = body.info.get("bullet_inertias")
+        if reported is not None:
+            was_mass, was_diagonal = reported[k]
+            reported[k] = (was_mass if new_mass is None else new_mass,
+                           was_diagonal if diag is None else np.array(diag, dtype=float))
     if friction is not None or rest is not None or stiffness is not None:
         sim_body = client.sim.body(body.world_id(link))
         s = sim_body.getSurface()

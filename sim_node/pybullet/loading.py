@@ -2,8 +2,10 @@
 
 loadURDF reads the file with sim_node's URDF loader (sim_node.model.urdf: package:// and
 relative meshes as everywhere in sim_node) and places the root link's URDF frame at
-basePosition / baseOrientation, as PyBullet does. Bases whose root link (with the links welded
-to it) has no mass are static, as in Bullet; useFixedBase fixes any base.
+basePosition / baseOrientation, as PyBullet does. Masses and inertias are Bullet's importer's
+(sim_node.pybullet.loading_inertia: by default from the collision shapes, not the file's
+<inertia>). Bases whose root link (with the links welded to it) has no mass are static, as in
+Bullet; useFixedBase fixes any base.
 
 PyBullet's motors act on the body's scalar joints from the start (sim_node.pybullet.control);
 the URDF effort and velocity limits are reported by getJointInfo but, as in PyBullet, only the
@@ -20,10 +22,11 @@ from transforms3d.quaternions import quat2mat
 from sim_node.model import geometry as geo
 from sim_node.model.errors import ModelLoadError
 from sim_node.model.urdf import parse_urdf
-from sim_node.pybullet.client import (finite_float, finite_vector, get_client, inertial_frames,
-                                      raw_joint_limits, unit_quaternion, vec, warn_once, xyzw)
+from sim_node.pybullet.client import (finite_float, finite_vector, get_client, raw_joint_limits,
+                                      unit_quaternion, vec, warn_once, xyzw)
 from sim_node.pybullet.connection import resolve_file
 from sim_node.pybullet.errors import error
+from sim_node.pybullet.loading_inertia import link_inertias
 
 __all__ = ["loadURDF", "removeBody", "createCollisionShape", "createCollisionShapeArray",
            "createVisualShape", "createVisualShapeArray", "createMultiBody", "getVisualShapeData",
@@ -49,9 +52,10 @@ def loadURDF(fileName, *args, **kwargs) -> int:
     the root link's URDF frame in the world. useFixedBase: weld the base to the world.
     flags: URDF_USE_SELF_COLLISION (the links collide with each other, except each link with
     its parent: _EXCLUDE_PARENT is what sim_node always does; _EXCLUDE_ALL_PARENTS is treated
-    the same), URDF_USE_INERTIA_FROM_FILE (sim_node always uses the file's inertia); other
+    the same), URDF_USE_INERTIA_FROM_FILE (the file's inertia tensors; by default, as in
+    PyBullet, each link's inertia comes from its collision shapes: loading_inertia); other
     flags are accepted and ignored. globalScaling: scales lengths (geometry, joint and inertial
-    origins) and inertias by s^2; masses stay, as in Bullet's importer.
+    origins); masses and the file's inertia tensors stay, as in Bullet's importer.
     useMaximalCoordinates is accepted and ignored (sim_node's bodies are reduced-coordinate
     trees either way)."""
     if not kwargs and len(args) in (3, 7) and all(_is_number(a) for a in args):
@@ -88,6 +92,9 @@ def _load_urdf(fileName, basePosition=(0.0, 0.0, 0.0), baseOrientation=(0.0, 0.0
     urdf = pybullet_joints(urdf, limits)
     if scale != 1.0:
         urdf = scaled_urdf(urdf, scale)
+    inertias = link_inertias(urdf, from_file=bool(flags & URDF_USE_INERTIA_FROM_FILE),
+                             fixed_base=fixed, scale=scale)
+    urdf = with_inertias(urdf, inertias)
     x, y, z, w = orientation
     R = quat2mat([w, x, y, z])
     try:
@@ -95,14 +102,15 @@ def _load_urdf(fileName, basePosition=(0.0, 0.0, 0.0), baseOrientation=(0.0, 0.0
     except (ModelLoadError, ValueError) as e:
         raise error(f"{fn}: '{path}': {e}") from None
     robot.settings = replace(robot.settings, self_collision=bool(flags & URDF_USE_SELF_COLLISION))
-    frames = inertial_frames(robot, principal=bool(flags & URDF_USE_INERTIA_FROM_FILE))
-    if scale != 1.0:
-        frames = [(p * scale, R_) for p, R_ in frames]
+    names = robot.structure.link_names
+    frames = [(inertias[n].p, inertias[n].R) for n in names]
     if useMaximalCoordinates:
         warn_once(client, "useMaximalCoordinates", "loadURDF: useMaximalCoordinates is "
                   "accepted and ignored (sim_node simulates reduced coordinates)")
     return client.add_body(robot, fileName=path, flags=flags, globalScaling=scale,
                            inertial_frames=frames,
+                           bullet_inertias=[(inertias[n].mass, inertias[n].diagonal)
+                                            for n in names],
                            joint_limits={k: v[:4] for k, v in limits.items()})
 
 
@@ -162,18 +170,27 @@ def pybullet_joints(urdf, limits: dict):
     return replace(urdf, joints=joints)
 
 
-# -- globalScaling ---------------------------------------------------------------------------
-def scaled_urdf(urdf, s: float):
-    """The URDF with every length times s (joint and inertial origins, geometry, prismatic
-    limits are not changed, as Bullet's importer) and inertias times s^2, masses kept."""
+def with_inertias(urdf, inertias: dict):
+    """The URDF with Bullet's masses and inertias (loading_inertia.link_inertias) in place of
+    the file's; massless links get no <inertial>."""
+    from sim_node.model.inertia_repair import Inertial
     links = {}
     for name, link in urdf.links.items():
-        inertial = link.inertial
-        if inertial is not None:
-            inertial = replace(inertial, com=np.asarray(inertial.com) * s,
-                               inertia=np.asarray(inertial.inertia) * s * s)
-        links[name] = replace(link, inertial=inertial,
-                              visuals=tuple(_scaled_element(e, s) for e in link.visuals),
+        bullet = inertias[name]
+        inertial = None
+        if bullet.mass > 0:
+            inertial = Inertial(bullet.mass, np.asarray(bullet.p, dtype=float), bullet.tensor())
+        links[name] = replace(link, inertial=inertial)
+    return replace(urdf, links=links)
+
+
+# -- globalScaling ---------------------------------------------------------------------------
+def scaled_urdf(urdf, s: float):
+    """The URDF with every joint origin and geometry length times s (prismatic limits are not
+    changed, as Bullet's importer; the inertials are with_inertias's)."""
+    links = {}
+    for name, link in urdf.links.items():
+        links[name] = replace(link, visuals=tuple(_scaled_element(e, s) for e in link.visuals),
                               collisions=tuple(_scaled_element(e, s) for e in link.collisions))
     joints = {name: replace(j, origin=replace(j.origin, p=np.asarray(j.origin.p) * s))
               for name, j in urdf.joints.items()}

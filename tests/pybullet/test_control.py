@@ -21,8 +21,8 @@ PENDULUM = """<robot name="pendulum">
     <axis xyz="0 1 0"/></joint>
 </robot>"""
 INERTIA = 1.01
-# PyBullet by default makes inertias from collision shapes (the arm has none): with this flag it
-# uses the file's, as sim_node always does
+# PyBullet (and sim_node.pybullet) by default make inertias from collision shapes (the arm has
+# none: a 2 mm box): with this flag they use the file's
 FROM_FILE = pb.URDF_USE_INERTIA_FROM_FILE
 
 
@@ -63,7 +63,8 @@ def test_pendulum_under_gravity_and_torque_control_follows_its_equation(pendulum
     dt, g, tau = 1 / 240, 9.81, 3.0
     with ours() as a:
         p.setGravity(0, 0, -g, physicsClientId=a)
-        uid = quiet(p.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=a)
+        uid = quiet(p.loadURDF, pendulum_file, useFixedBase=1, flags=FROM_FILE,
+                    physicsClientId=a)
         p.setJointMotorControl2(uid, 0, pb.VELOCITY_CONTROL, force=0, physicsClientId=a)
         q = v = 0.0
         for _ in range(120):
@@ -200,7 +201,7 @@ def test_external_torque_spins_a_free_body_by_its_inertia():
                                    "laikago/laikago.urdf"])
 def test_dynamics_info_masses_and_inertias_equal_pybullets(robot):
     with ours() as a, reference() as b:
-        # sim_node always uses the file's inertia: PyBullet does with this flag
+        # the file's inertia (the default, from the collision shapes: test_loading_inertia)
         flags = pb.URDF_USE_INERTIA_FROM_FILE
         ua = quiet(p.loadURDF, robot, flags=flags, physicsClientId=a)
         ub = quiet(pb.loadURDF, robot, flags=flags, physicsClientId=b)
@@ -208,10 +209,8 @@ def test_dynamics_info_masses_and_inertias_equal_pybullets(robot):
             da = p.getDynamicsInfo(ua, link, physicsClientId=a)
             db = pb.getDynamicsInfo(ub, link, physicsClientId=b)
             assert len(da) == len(db) == 12
-            if db[0] == 0 or db[2] in ((1.0, 1.0, 1.0), (0.0, 0.0, 0.0)):
-                # massless links, links without <inertial> (Bullet's stand-ins) and zero
-                # tensors (sim_node's loader repairs them: README "Loading robot files")
-                continue
+            # (also massless links, links without <inertial> and zero tensors: reported as
+            # Bullet's importer makes them, where the engine simulates a repaired inertia)
             assert da[0] == db[0], link
             assert np.allclose(da[2], db[2], rtol=1e-6), (link, da[2], db[2])
             assert np.allclose(da[4], db[4], atol=1e-6) or np.allclose(da[4], -np.array(db[4]),

@@ -55,27 +55,34 @@ def test_base_pose_is_the_base_inertial_frame_as_pybullets(robot):
     assert same_rotation(base_a[1], base_b[1], 1e-9)
 
 
-def test_global_scaling_scales_lengths_and_inertia_not_mass_as_bullet():
+@pytest.mark.parametrize("flags", [0, pb.URDF_USE_INERTIA_FROM_FILE])
+def test_global_scaling_scales_lengths_and_shapes_not_masses_as_bullet(flags):
     mine, theirs, *_ = _joint_tables("r2d2.urdf", scaling=2.0)
     for a, b in zip(mine, theirs):
         assert np.allclose(a[14], b[14], atol=1e-9)
     with ours() as a, reference() as b:
-        # masses stay, inertial origins scale by s, inertias by s^2 as Bullet's (whose inertia
-        # comes from the scaled collision shapes by default; sim_node keeps the file's tensor)
+        # masses stay and inertial origins scale by s; by default the inertia comes from the
+        # scaled collision shapes (whose 1 mm margins do not scale), with the flag it is the
+        # file's tensor, unscaled: Bullet's importer either way
         info = {}
         for module, cid in ((p, a), (pb, b)):
             for s in (1.0, 2.0):
-                uid = quiet(module.loadURDF, "r2d2.urdf", globalScaling=s, physicsClientId=cid)
+                uid = quiet(module.loadURDF, "r2d2.urdf", globalScaling=s, flags=flags,
+                            physicsClientId=cid)
                 info[module, s] = [module.getDynamicsInfo(uid, link, physicsClientId=cid)
                                    for link in range(-1, 3)]
         for link in range(4):
-            # (Bullet's shapes keep a collision margin that does not scale: within 10 %)
-            for module, rtol in ((p, 1e-12), (pb, 0.1)):
-                one, two = info[module, 1.0][link], info[module, 2.0][link]
-                assert two[0] == one[0]
-                assert np.allclose(two[2], 4 * np.array(one[2]), rtol=rtol)
-                assert np.allclose(two[3], 2 * np.array(one[3]), atol=1e-9)
-            assert np.allclose(info[p, 2.0][link][3], info[pb, 2.0][link][3], atol=1e-9)
+            one, two = info[p, 1.0][link], info[p, 2.0][link]
+            assert two[0] == one[0]
+            assert np.allclose(two[3], 2 * np.array(one[3]), atol=1e-9)
+            if flags:
+                assert two[2] == one[2]
+            for s in (1.0, 2.0):
+                mine, theirs = info[p, s][link], info[pb, s][link]
+                assert mine[0] == theirs[0]
+                # (1e-6: Bullet's cylinder hull box is 4e-8 smaller, in float arithmetic)
+                assert np.allclose(mine[2], theirs[2], rtol=1e-6, atol=0)
+                assert np.allclose(mine[3], theirs[3], atol=1e-9)
 
 
 def test_a_massless_base_is_static_and_use_fixed_base_fixes_any_base():
