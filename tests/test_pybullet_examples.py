@@ -230,18 +230,14 @@ def test_collisionFilter_cube_rests_on_the_plane(both):
     assert "cube-plane contacts True" in ours
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "GAP: cube_small's inertia: sim_node uses the file's 1 kg m^2, PyBullet the "
-    "collision box's x inertia_scaling (1.25e-4); at maxForce 50 the heavier cube "
-    "lags the turning frame (roll 0.484 vs -0.142; equal to 1e-5 with PyBullet's "
-    'inertia: tests/pybullet/test_constraints.py)'))
 def test_constraint_drags_the_cube_to_the_pivot(both):
     """The fixed constraint moved by changeConstraint (maxForce 50) holds the cube at the pivot
-    (1 cm, 0.02 rad); constraint ids as PyBullet's (they start at 1)."""
+    as PyBullet's (1e-6 m and rad: the cube has PyBullet's inertia, its collision box's times
+    inertia_scaling, not the file's); constraint ids as PyBullet's (they start at 1)."""
     ours, ref = both("constraint.py")
     assert ours.split()[:2] == ref.split()[:2] == ["1", "1"]
-    np.testing.assert_allclose(last(ours, "cube position"), last(ref, "cube position"), atol=1e-2)
-    np.testing.assert_allclose(last(ours, "euler"), last(ref, "euler"), atol=2e-2)
+    np.testing.assert_allclose(last(ours, "cube position"), last(ref, "cube position"), atol=1e-6)
+    np.testing.assert_allclose(last(ours, "euler"), last(ref, "euler"), atol=1e-6)
     assert last(ours, "constraints after removeConstraint").tolist() == [0]
 
 
