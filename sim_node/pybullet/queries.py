@@ -24,6 +24,7 @@ import numpy as np
 from sim_node.model.collide import shape_owners
 from sim_node.pybullet.client import get_client
 from sim_node.pybullet.errors import error
+from sim_node.sim.simulator import STATUS_UNSTABLE
 
 __all__ = ["getContactPoints", "getClosestPoints", "rayTest", "rayTestBatch",
            "getOverlappingObjects", "getAABB", "setCollisionFilterGroupMask",
@@ -152,6 +153,11 @@ def _step_contacts(client) -> list:
     sim = client.sim
     c = sim.engine.contact_arrays()
     dt = sim.engine.last_dt
+    # a step the engine could not take (status unstable: the state stayed at the last good
+    # step) leaves the contacts of its last attempt, whose impulses never acted (NaN when that
+    # solve failed): their forces are reported as 0
+    if sim.getStatus() == STATUS_UNSTABLE:
+        dt = 0.0
     links = _ContactLinks(client)
     rows = []
     for k in range(len(c["distance"])):
