@@ -338,37 +338,9 @@ def createCollisionShapeArray(shapeTypes, radii=None, halfExtents=None, lengths=
                               collisionFramePositions=None, collisionFrameOrientations=None,
                               physicsClientId=0) -> int:
     """One collision shape of several parts (lists of one entry per part)."""
-    from sim_node.model.urdf import GeometryElement
-    client = get_client(physicsClientId)
-    fn = "createCollisionShapeArray"
-    shapeTypes = _sequence(shapeTypes, fn, "shapeTypes")
-    if not shapeTypes:
-        raise error(f"{fn}: shapeTypes must be a non-empty list")
-    n = len(shapeTypes)
-
-    def entry(values, i, default, what):
-        if values is None:
-            return default
-        return _sequence(values, fn, what, n)[i]
-    for i in range(n):
-        _flag_int(entry(flags, i, 0, "flags"), fn, f"flags[{i}]")
-    elements, described = [], []
-    for i, kind in enumerate(shapeTypes):
-        shape, dims, name = _geometry(
-            fn, kind, entry(radii, i, 0.5, "radii"), entry(halfExtents, i, (1, 1, 1),
-                                                            "halfExtents"),
-            entry(lengths, i, 1.0, "lengths"), entry(fileNames, i, "", "fileNames"),
-            entry(meshScales, i, (1, 1, 1), "meshScales"),
-            entry(planeNormals, i, (0, 0, 1), "planeNormals"), client, f"[{i}]")
-        origin = _frame(entry(collisionFramePositions, i, None, "collisionFramePositions"),
-                        entry(collisionFrameOrientations, i, None,
-                              "collisionFrameOrientations"), fn, "collisionFrame")
-        elements.append(GeometryElement(origin, shape))
-        described.append((int(kind), dims, name))
-    shapes = _shapes(client, "collision")
-    sid = len(shapes)
-    shapes[sid] = ShapeSpec(elements, described)
-    return sid
+    return _shape_array("createCollisionShapeArray", "collision", physicsClientId, shapeTypes,
+                        radii, halfExtents, lengths, fileNames, meshScales, planeNormals, flags,
+                        collisionFramePositions, collisionFrameOrientations)
 
 
 def createVisualShape(shapeType, radius=0.5, halfExtents=(1.0, 1.0, 1.0), length=1.0,
@@ -403,13 +375,24 @@ def createVisualShapeArray(shapeTypes, radii=None, halfExtents=None, lengths=Non
     """One visual shape of several parts (lists of one entry per part, as createVisualShape's
     arguments; planeNormals for GEOM_PLANE parts). flags: one VISUAL_SHAPE_* render option per
     part (a list, as PyBullet 3.2.7), checked and ignored, as createVisualShape's."""
+    return _shape_array("createVisualShapeArray", "visual", physicsClientId, shapeTypes, radii,
+                        halfExtents, lengths, fileNames, meshScales, planeNormals, flags,
+                        visualFramePositions, visualFrameOrientations, rgbaColors)
+
+
+def _shape_array(fn, kind, physicsClientId, shapeTypes, radii, halfExtents, lengths, fileNames,
+                 meshScales, planeNormals, flags, framePositions, frameOrientations,
+                 rgbaColors=None) -> int:
+    """create{Collision,Visual}ShapeArray: the parts (one entry of each list per part; a list
+    left None takes createCollisionShape's default), validated whole, as one new shape of the
+    client's `kind` ("collision" or "visual": visual parts carry a colour); its id."""
     from sim_node.model.urdf import GeometryElement
     client = get_client(physicsClientId)
-    fn = "createVisualShapeArray"
     shapeTypes = _sequence(shapeTypes, fn, "shapeTypes")
     if not shapeTypes:
         raise error(f"{fn}: shapeTypes must be a non-empty list")
     n = len(shapeTypes)
+    frame = f"{kind}Frame"
 
     def entry(values, i, default, what):
         if values is None:
@@ -418,25 +401,25 @@ def createVisualShapeArray(shapeTypes, radii=None, halfExtents=None, lengths=Non
     for i in range(n):
         _flag_int(entry(flags, i, 0, "flags"), fn, f"flags[{i}]")
     elements, described, colors = [], [], []
-    for i, kind in enumerate(shapeTypes):
+    for i, shape_type in enumerate(shapeTypes):
         shape, dims, name = _geometry(
-            fn, kind, entry(radii, i, 0.5, "radii"), entry(halfExtents, i, (1, 1, 1),
-                                                            "halfExtents"),
-            entry(lengths, i, 1.0, "lengths"), entry(fileNames, i, "", "fileNames"),
-            entry(meshScales, i, (1, 1, 1), "meshScales"),
+            fn, shape_type, entry(radii, i, 0.5, "radii"),
+            entry(halfExtents, i, (1, 1, 1), "halfExtents"), entry(lengths, i, 1.0, "lengths"),
+            entry(fileNames, i, "", "fileNames"), entry(meshScales, i, (1, 1, 1), "meshScales"),
             entry(planeNormals, i, (0, 0, 1), "planeNormals"), client, f"[{i}]")
-        color = entry(rgbaColors, i, None, "rgbaColors")
-        color = (1.0, 1.0, 1.0, 1.0) if color is None else tuple(
-            float(x) for x in finite_vector(color, 4, fn, f"rgbaColors[{i}]"))
-        origin = _frame(entry(visualFramePositions, i, None, "visualFramePositions"),
-                        entry(visualFrameOrientations, i, None, "visualFrameOrientations"),
-                        fn, "visualFrame")
+        color = None
+        if kind == "visual":
+            color = entry(rgbaColors, i, None, "rgbaColors")
+            color = (1.0, 1.0, 1.0, 1.0) if color is None else tuple(
+                float(x) for x in finite_vector(color, 4, fn, f"rgbaColors[{i}]"))
+            colors.append(color)
+        origin = _frame(entry(framePositions, i, None, f"{frame}Positions"),
+                        entry(frameOrientations, i, None, f"{frame}Orientations"), fn, frame)
         elements.append(GeometryElement(origin, shape, color=color))
-        described.append((int(kind), dims, name))
-        colors.append(color)
-    shapes = _shapes(client, "visual")
+        described.append((int(shape_type), dims, name))
+    shapes = _shapes(client, kind)
     sid = len(shapes)
-    shapes[sid] = ShapeSpec(elements, described, colors)
+    shapes[sid] = ShapeSpec(elements, described, colors or None)
     return sid
 
 
@@ -463,11 +446,14 @@ def _bullet_inertia(spec, mass: float, base: bool) -> np.ndarray:
 
 
 def _corners(element):
+    """Points whose box is the element's bounding box in its link frame, as Bullet bounds it (a
+    sphere by its centre +- radius, whatever its orientation)."""
     shape, R, p_ = element.shape, element.origin.R, element.origin.p
+    if isinstance(shape, geo.Sphere):
+        return [np.asarray(p_, dtype=float) - shape.radius,
+                np.asarray(p_, dtype=float) + shape.radius]
     if isinstance(shape, geo.Box):
         half = np.asarray(shape.size) / 2
-    elif isinstance(shape, geo.Sphere):
-        half = np.full(3, shape.radius)
     elif isinstance(shape, geo.Cylinder):
         half = np.array([shape.radius, shape.radius, shape.length / 2])
     elif isinstance(shape, geo.Capsule):

@@ -322,6 +322,35 @@ def test_visual_shape_array_takes_plane_normals_and_flags_as_pybullet():
             p.createVisualShapeArray([pb.GEOM_PLANE], flags=0, physicsClientId=a)
 
 
+def test_collision_shape_array_parts_and_frames_are_pybullets():
+    # a box and a sphere placed in the base's frame: getCollisionShapeData (frames in the
+    # inertial frame) and getDynamicsInfo (the parts' bounding box) as PyBullet's
+    with ours() as a, reference() as b:
+        seen = []
+        for module, cid in ((p, a), (pb, b)):
+            sid = module.createCollisionShapeArray(
+                [pb.GEOM_BOX, pb.GEOM_SPHERE], radii=[0, 0.1],
+                halfExtents=[[0.1, 0.2, 0.3], [0, 0, 0]],
+                collisionFramePositions=[[0, 0, 0], [0.5, 0, 0]],
+                collisionFrameOrientations=[[0, 0, 0, 1], [0, 0, 0.3826834, 0.9238795]],
+                physicsClientId=cid)
+            uid = module.createMultiBody(2.0, sid, physicsClientId=cid)
+            seen.append((module.getCollisionShapeData(uid, -1, physicsClientId=cid),
+                         module.getDynamicsInfo(uid, -1, physicsClientId=cid)[2]))
+        (mine, inertia_a), (theirs, inertia_b) = seen
+        assert [d[2] for d in mine] == [d[2] for d in theirs] == [pb.GEOM_BOX, pb.GEOM_SPHERE]
+        for x, y in zip(mine, theirs):
+            assert np.allclose(x[3], y[3]) and np.allclose(x[5], y[5], atol=1e-9)
+            assert same_rotation(x[6], y[6], 1e-6)
+        assert np.allclose(inertia_a, inertia_b, rtol=1e-6)
+        with pytest.raises(p.error, match="collisionFramePositions"):
+            p.createCollisionShapeArray([pb.GEOM_SPHERE], radii=[0.1],
+                                        collisionFramePositions=[[0, 0, 0]] * 2,
+                                        physicsClientId=a)
+        with pytest.raises(p.error, match=r"radius\[0\]"):
+            p.createCollisionShapeArray([pb.GEOM_SPHERE], radii=[math.nan], physicsClientId=a)
+
+
 def test_limits_read_by_their_leading_number_as_bullets_parser():
     """biped2d_pybullet.urdf writes lower="-1.57." : Bullet's parser reads -1.57, and so must
     getJointInfo; its right hip has effort 0, which PyBullet reports but does not apply to the
