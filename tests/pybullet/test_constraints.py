@@ -160,8 +160,12 @@ def test_a_box_swinging_on_a_point2point_pivot_follows_pybullets_trajectory(both
 def minitaur(api, c):
     """bullet3's examples/pybullet/examples/minitaur.py reset(): the legs closed by
     POINT2POINT constraints, motors under POSITION_CONTROL (kp 1, kd 0.1, 3.5 N m)."""
-    # (minitaur.py passes the position as three numbers, PyBullet's legacy form)
-    robot = api.loadURDF(f"{DATA}/quadruped/minitaur.urdf", [0, 0, .2], physicsClientId=c)
+    # (minitaur.py passes the position as three numbers, PyBullet's legacy form). The file's
+    # inertias (1 kg m^2 on every link) as the loop tests were written for: with Bullet's default
+    # (its collision boxes', 1e-4 to 1e-6 kg m^2) the landing opens the loops by up to 26 mm
+    # here for a few steps and 5 mm in PyBullet, then < 0.2 mm here and 3 mm in PyBullet
+    robot = api.loadURDF(f"{DATA}/quadruped/minitaur.urdf", [0, 0, .2],
+                         flags=pb.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
     ids = {api.getJointInfo(robot, i, physicsClientId=c)[1].decode(): i
            for i in range(api.getNumJoints(robot, physicsClientId=c))}
     motor_dir = [-1, -1, -1, -1, 1, 1, 1, 1]
