@@ -331,8 +331,9 @@ class Client:
         ids = self.sim.layout.id_of_body
         (ua, la), (ub, lb) = (self.locate(ids[int(contacts[side][k])])
                               for side in ("body_a", "body_b"))
+        depth = float(contacts["depth"][k])
         return (f"; the deepest contact: body {ua} link {la} in body {ub} link {lb}, "
-                f"{contacts['depth'][k]:.3g} m deep")
+                + (f"{depth:.3g} m deep" if depth > 0.0 else f"{-depth:.3g} m apart"))
 
 
 def _as_index(value, function: str, what: str) -> int:
