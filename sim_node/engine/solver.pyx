@@ -85,10 +85,18 @@ cdef enum:
     MAX_BLOCK = 64        # rows of a patch block (max_contacts + 3)
     INNER_SWEEPS = 1      # sweeps over a patch's rows per visit (more cost more than they save)
 
+# A row whose Delassus diagonal is below DEGENERATE times the largest of its patch block moves
+# nothing the DOFs can change (a prismatic finger's contact normal across its axis, the sideways
+# friction and the torsion of a one-DOF body): an impulse on it would divide 0 by 0. Such rows
+# get no impulse, and the tangential 2 x 2 block is inverted on its non-degenerate eigenvector only
+# (the minimum-norm solution: the other direction's slip is rounding noise, as b lies in D's range).
+cdef double DEGENERATE = 1e-12
 
-cdef inline void _disk_minimum(const PatchC* p, double b1, double b2, double r,
+
+cdef inline void _disk_minimum(const PatchC* p, double b1, double b2, double r, double floor,
                                double* l1, double* l2) noexcept nogil:
-    # argmin over |l| <= r of 1/2 l^T Dt l + b^T l, minimum known to lie on the circle
+    # argmin over |l| <= r of 1/2 l^T Dt l + b^T l, minimum known to lie on the circle; an
+    # eigenvalue <= floor (a direction no DOF moves) takes no impulse
     cdef double c1, c2, d1, d2, nu, f, df, x1, x2, cs, sn
     cdef int it
     if r <= 0.0:
@@ -101,6 +109,17 @@ cdef inline void _disk_minimum(const PatchC* p, double b1, double b2, double r,
     c2 = -sn * b1 + cs * b2
     d1 = p.Dt_eig[0]
     d2 = p.Dt_eig[1]
+    if d2 <= floor:
+        # (Dt_eig[0] >= Dt_eig[1]: the first is degenerate only when both are, and then the
+        # caller's unconstrained step was 0, inside the disk)
+        x1 = -c1 / d1
+        if x1 > r:
+            x1 = r
+        elif x1 < -r:
+            x1 = -r
+        l1[0] = cs * x1
+        l2[0] = sn * x1
+        return
     # phi(nu) = c1^2/(d1+nu)^2 + c2^2/(d2+nu)^2 - r^2 decreases in nu >= 0; Newton from the
     # lower bound max(0, |b|/r - max(d)) converges monotonically (phi is convex there)
     nu = sqrt(c1 * c1 + c2 * c2) / r - max(d1, d2)
@@ -184,6 +203,7 @@ cdef inline double _solve_patch(PatchC* p, ContactC* contacts, const double* A, 
     cdef double l[MAX_BLOCK]
     cdef double l0[MAX_BLOCK]
     cdef double lam, d, change, total, normal, spin, b1, b2, t1, t2, det, limit, largest, eps
+    cdef double trace, floor = 0.0
     cdef int it, k, r, i, j
     cdef const double* Ja
     cdef const double* Wa
@@ -200,6 +220,8 @@ cdef inline double _solve_patch(PatchC* p, ContactC* contacts, const double* A, 
             u[r] = _dot_acc(u[r], Jb, &vel[p.vel_b], p.nv_b)
         l[r] = contacts[p.first + r].lam if r < n else p.lam[r - n]
         l0[r] = l[r]
+        floor = max(floor, A[m * r + r])
+    floor *= DEGENERATE
     largest = 0.0
     for it in range(INNER_SWEEPS):
         change = 0.0
@@ -207,6 +229,8 @@ cdef inline double _solve_patch(PatchC* p, ContactC* contacts, const double* A, 
             i = k if forward else n - 1 - k
             c = &contacts[p.first + i]
             eps = 0.0 if (c.exact > 0.0 or c.gamma > 0.0) else regularization * A[m * i + i]
+            if A[m * i + i] + eps + c.gamma <= floor:
+                continue
             lam = l[i] - (u[i] - c.target + c.gamma * l[i] + eps * l[i]) / (A[m * i + i] + eps + c.gamma)
             if lam < 0.0:
                 lam = 0.0
@@ -222,14 +246,23 @@ cdef inline double _solve_patch(PatchC* p, ContactC* contacts, const double* A, 
             normal += l[i]
             spin += l[i] * contacts[p.first + i].rho
         # tangential: unconstrained 2 x 2 step, else the exact minimum on the disk
+        trace = A[m * n + n] + A[m * (n + 1) + n + 1]
         det = A[m * n + n] * A[m * (n + 1) + n + 1] - A[m * n + n + 1] * A[m * (n + 1) + n]
-        t1 = l[n] - (A[m * (n + 1) + n + 1] * u[n] - A[m * n + n + 1] * u[n + 1]) / det
-        t2 = l[n + 1] - (-A[m * (n + 1) + n] * u[n] + A[m * n + n] * u[n + 1]) / det
+        b1 = u[n] - (A[m * n + n] * l[n] + A[m * n + n + 1] * l[n + 1])
+        b2 = u[n + 1] - (A[m * (n + 1) + n] * l[n] + A[m * (n + 1) + n + 1] * l[n + 1])
+        if det > DEGENERATE * trace * trace:
+            t1 = l[n] - (A[m * (n + 1) + n + 1] * u[n] - A[m * n + n + 1] * u[n + 1]) / det
+            t2 = l[n + 1] - (-A[m * (n + 1) + n] * u[n] + A[m * n + n] * u[n + 1]) / det
+        elif p.Dt_eig[0] > floor:
+            # rank one: -b along the eigenvector that moves, over its eigenvalue
+            d = -(p.Dt_rot[0] * b1 + p.Dt_rot[1] * b2) / p.Dt_eig[0]
+            t1 = p.Dt_rot[0] * d
+            t2 = p.Dt_rot[1] * d
+        else:
+            t1 = t2 = 0.0
         limit = p.mu * normal
         if sqrt(t1 * t1 + t2 * t2) > limit:
-            b1 = u[n] - (A[m * n + n] * l[n] + A[m * n + n + 1] * l[n + 1])
-            b2 = u[n + 1] - (A[m * (n + 1) + n] * l[n] + A[m * (n + 1) + n + 1] * l[n + 1])
-            _disk_minimum(p, b1, b2, limit, &t1, &t2)
+            _disk_minimum(p, b1, b2, limit, floor, &t1, &t2)
         for k in range(2):
             d = (t1 if k == 0 else t2) - l[n + k]
             if d != 0.0:
@@ -238,8 +271,11 @@ cdef inline double _solve_patch(PatchC* p, ContactC* contacts, const double* A, 
                     u[r] += A[m * r + n + k] * d
                 change = max(change, fabs(d))
         # torsion: 1-D, bounded by mu sum(lambda_n rho)
-        lam = l[n + 2] - u[n + 2] / A[m * (n + 2) + n + 2]
-        lam = min(max(lam, -p.mu * spin), p.mu * spin)
+        if A[m * (n + 2) + n + 2] <= floor:
+            lam = 0.0
+        else:
+            lam = l[n + 2] - u[n + 2] / A[m * (n + 2) + n + 2]
+            lam = min(max(lam, -p.mu * spin), p.mu * spin)
         d = lam - l[n + 2]
         if d != 0.0:
             l[n + 2] = lam

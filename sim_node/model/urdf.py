@@ -5,7 +5,8 @@ element, the line and the problem. Supported: links with inertial / visual / col
 cylinder, sphere, capsule, plane, mesh in STL/OBJ/DAE/PLY/OFF), joints fixed / revolute /
 continuous / prismatic with origin, axis, limit, dynamics and mimic; ``.xacro`` files through the
 xacro package (sim_node.model.xacro_files). Mesh URIs: ``package://NAME/...`` (the package search
-of sim_node.model.packages), ``file://`` and paths relative to the URDF file.
+of sim_node.model.packages), ``file://`` and paths relative to the URDF file. Bullet's
+``<collision concave="yes">`` makes a mesh collide as its triangles instead of its convex hull.
 
 Harmless defects are repaired and reported with a ``URDFWarning`` (file, line, element, what was
 done) once the file loaded; README "Loading robot files" lists them: an XML declaration that is
@@ -45,6 +46,9 @@ SCALAR_TYPES = ("revolute", "continuous", "prismatic")
 # joint types whose <axis> means nothing: a zero axis there is ignored with a warning
 AXIS_IGNORED_TYPES = ("fixed", "floating", "spherical")
 SHAPE_TAGS = ("box", "sphere", "cylinder", "capsule", "mesh", "plane")
+# <collision concave="..."> values (Bullet sets its concave flag for any value; the "no" spellings
+# are read as written)
+CONCAVE_VALUES = {"yes": True, "true": True, "1": True, "no": False, "false": False, "0": False}
 # |x| above this in a URDF number is refused: no robot needs it, and products of such numbers
 # overflow in the dynamics
 MAX_MAGNITUDE = 1e15
@@ -384,7 +388,7 @@ class _Parser:
             inertial = self.inertial(in_el, f"{what} <inertial>", name)
         visuals = tuple(v for v in (self.visual(g, f"{what} <visual>") for g in el.findall("visual"))
                         if v is not None)
-        collisions = tuple(self.geometry_element(g, f"{what} <collision>")
+        collisions = tuple(self.collision(g, f"{what} <collision>")
                            for g in el.findall("collision"))
         return Link(name=name, inertial=inertial, visuals=visuals, collisions=collisions,
                     line=el.sourceline)
@@ -446,6 +450,23 @@ class _Parser:
             self.warn(color_el, exc.element, f"colour ignored: {exc.problem}", line=exc.line)
             return None
         return tuple(float(c) for c in np.clip(rgba, 0.0, 1.0))
+
+    def collision(self, el, what: str) -> GeometryElement:
+        """A <collision>; its `concave` attribute (Bullet's extension, as in pybullet_data's
+        samurai.urdf) makes a mesh collide as its triangles rather than its convex hull."""
+        element = self.geometry_element(el, what)
+        concave = el.get("concave")
+        if concave is None:
+            return element
+        flag = concave.strip().lower()
+        if flag not in CONCAVE_VALUES:
+            self.warn(el, what, f"concave=\"{concave}\": expected one of "
+                      f"{', '.join(sorted(CONCAVE_VALUES))}; ignored")
+            return element
+        if CONCAVE_VALUES[flag] and isinstance(element.shape, geo.Mesh):
+            # (primitives collide exactly either way: the flag only concerns meshes)
+            return replace(element, shape=replace(element.shape, concave=True))
+        return element
 
     def geometry_element(self, el, what: str) -> GeometryElement:
         origin = self.origin(el, what)

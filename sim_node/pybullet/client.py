@@ -27,9 +27,9 @@ from transforms3d.quaternions import mat2quat, quat2mat
 
 from sim_node.model.robot import RobotModel
 from sim_node.model.world import WorldModel
-from sim_node.pybullet.errors import error
+from sim_node.pybullet.errors import PhysicsWarning, error
 from sim_node.sim.entities import all_entities as _entities
-from sim_node.sim.simulator import Simulator
+from sim_node.sim.simulator import STATUS_UNSTABLE, Simulator
 
 __all__: list = []      # (internal module: nothing for ``import sim_node.pybullet as p``)
 
@@ -204,6 +204,7 @@ class Client:
         self._next_uid = 0
         self.engine_parameters: dict = {}   # setPhysicsEngineParameter values kept as given
         self.states: dict = {}              # saveState id -> state (sim_node.pybullet.state)
+        self._failing = False               # the last step failed (PhysicsWarning given)
         self._make_sim()
 
     def _make_sim(self):
@@ -303,8 +304,36 @@ class Client:
         for hook in list(self.pre_step):
             hook(self)
         self.sim.simulate(self.time_step)
+        self._report_failure()
         for hook in list(self.post_step):
             hook(self)
+
+    def _report_failure(self):
+        """A PhysicsWarning when the physics stops advancing (once until it advances again):
+        PyBullet's API has no status, and a frozen scene must not be silent."""
+        failed = self.sim.getStatus() == STATUS_UNSTABLE
+        if failed and not self._failing:
+            warnings.warn(PhysicsWarning(
+                f"stepSimulation: the physics failed at t = {self.sim.getTime():.6f} s (a step "
+                "with non-finite or exploding velocities, even at 1/32 of the time step): the "
+                "state stays at the last good step and time does not advance"
+                + self._deepest_contact() + ". Bodies placed deep inside each other, or "
+                "constraints that cannot all hold, cause this"), stacklevel=4)
+        self._failing = failed
+
+    def _deepest_contact(self) -> str:
+        """'; the deepest contact: ...' of the failed step, naming bodies and links as PyBullet
+        does; '' without contacts."""
+        contacts = self.sim.engine.contact_arrays()
+        if not len(contacts["depth"]):
+            return ""
+        k = int(np.argmax(contacts["depth"]))
+        ids = self.sim.layout.id_of_body
+        (ua, la), (ub, lb) = (self.locate(ids[int(contacts[side][k])])
+                              for side in ("body_a", "body_b"))
+        depth = float(contacts["depth"][k])
+        return (f"; the deepest contact: body {ua} link {la} in body {ub} link {lb}, "
+                + (f"{depth:.3g} m deep" if depth > 0.0 else f"{-depth:.3g} m apart"))
 
 
 def _as_index(value, function: str, what: str) -> int:

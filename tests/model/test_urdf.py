@@ -389,3 +389,76 @@ def test_kuka_materials_are_read():
     assert urdf.links["lbr_iiwa_link_1"].visuals[0].color == (0.5, 0.7, 1.0, 1.0)
     assert urdf.links["lbr_iiwa_link_3"].visuals[0].color == pytest.approx(
         (1.0, 0.423529411765, 0.0392156862745, 1.0))
+
+
+# -- <collision concave="yes"> (Bullet's flag: pybullet_data's samurai.urdf) ---------------------
+# An open L of two squares: a floor z = 0 over [-1, 1]², a wall x = 1 up to z = 2. Its convex
+# hull is a wedge whose slanted face z = 1 + x passes above the point (0.5, 0, 1).
+L_SHAPE_OBJ = """v -1 -1 0
+v 1 -1 0
+v 1 1 0
+v -1 1 0
+v 1 -1 2
+v 1 1 2
+f 1 2 3
+f 1 3 4
+f 2 5 6
+f 2 6 3
+"""
+
+
+def concave_robot(tmp_path, concave: str | None) -> str:
+    (tmp_path / "l_shape.obj").write_text(L_SHAPE_OBJ)
+    flag = "" if concave is None else f' concave="{concave}"'
+    return robot(f'<link name="l"><collision{flag}><geometry><mesh filename="l_shape.obj"/>'
+                 f'</geometry></collision></link>', name="l_shape")
+
+
+@pytest.mark.parametrize("value, concave", [("yes", True), ("TRUE", True), ("1", True),
+                                            ("no", False), ("false", False), (None, False)])
+def test_collision_concave_flag_is_read_for_meshes(tmp_path, value, concave):
+    path = tmp_path / "l.urdf"
+    path.write_text(concave_robot(tmp_path, value))
+    assert parse_urdf(path).links["l"].collisions[0].shape.concave is concave
+
+
+def test_an_unknown_concave_value_is_ignored_with_a_warning(tmp_path):
+    path = tmp_path / "l.urdf"
+    path.write_text(concave_robot(tmp_path, "maybe"))
+    with pytest.warns(sim_node.URDFWarning, match=r"l.urdf:2: link .l. <collision>: concave=\"maybe\": expected one of "
+                      r"0, 1, false, no, true, yes; ignored"):
+        link = parse_urdf(path).links["l"]
+    assert link.collisions[0].shape.concave is False
+
+
+def test_concave_flag_on_a_primitive_changes_nothing():
+    xml = robot('<link name="a"><collision concave="yes"><geometry><box size="1 2 3"/></geometry>'
+                '</collision></link>')
+    assert parse_urdf(xml).links["a"].collisions[0].shape.size == (1.0, 2.0, 3.0)
+
+
+def test_a_ball_inside_the_hull_of_a_concave_static_mesh_falls_freely(tmp_path):
+    """The regression of kuka_setup.py's frozen scene: samurai.urdf's monastery (a static
+    concave="yes" mesh) collided as its convex hull, so everything placed inside the building
+    started 1 m deep in contact and the solver failed at the first step. A ball inside the hull
+    of the L (above its floor, away from its wall) falls as in free fall: semi-implicit Euler,
+    z_n = z0 - g h² n (n + 1) / 2, v_n = -g h n; no contact, status normal."""
+    g, h, n, z0 = 9.81, 1.0 / 240.0, 60, 1.0
+    urdf = tmp_path / "l.urdf"
+    urdf.write_text(concave_robot(tmp_path, "yes"))
+    ball = tmp_path / "ball.urdf"
+    ball.write_text(robot(f'<link name="b">{INERTIAL}<collision><geometry><sphere radius="0.05"/>'
+                          '</geometry></collision></link>', name="ball"))
+    world = sim_node.WorldModel()
+    world.loadRobot(str(urdf))             # massless root: fixed, as PyBullet's static bases
+    obj = world.loadRigidObject(str(ball), t=[0.5, 0.0, z0])
+    sim = sim_node.Simulator(world)
+    sim.setGravity([0.0, 0.0, -g])
+    sim.setSimStep(h)
+    body = sim.body(obj)
+    for _ in range(n):
+        sim.simulate(h)
+        assert sim.getStatus() == 0
+    R, t = body.getTransform()
+    np.testing.assert_allclose(t, [0.5, 0.0, z0 - g * h * h * n * (n + 1) / 2], atol=1e-9)
+    np.testing.assert_allclose(body.getVelocity()[1], [0.0, 0.0, -g * h * n], atol=1e-9)

@@ -110,3 +110,41 @@ def test_garbage_arguments_raise_error_only(name, data):
             quiet(function, physicsClientId=a, **kwargs)
         except p.error:
             pass
+
+
+def test_a_failing_step_warns_once_naming_the_time_and_the_deepest_contact():
+    """PyBullet has no status: a step the engine cannot take (STATUS_UNSTABLE: the state stays
+    at the last good step, time stops) gives a PhysicsWarning, once until the physics advances
+    again (kuka_setup.py's scene froze silently). A cube resting on the plane, pushed sideways
+    by 1e8 N: no substep down to 1/32 of the step keeps it under 0.5 m."""
+    import warnings
+
+    with ours() as a:
+        quiet(p.loadURDF, "plane.urdf", physicsClientId=a)
+        cube = quiet(p.loadURDF, "cube_small.urdf", [0, 0, 0.025], physicsClientId=a)
+        p.setGravity(0, 0, -9.81, physicsClientId=a)
+        for _ in range(24):
+            p.stepSimulation(physicsClientId=a)
+        rest = p.getBasePositionAndOrientation(cube, physicsClientId=a)
+        t_good = get_client(a).sim.getTime()
+
+        def push():
+            p.applyExternalForce(cube, -1, [1e8, 0, 0], [0, 0, 0], p.WORLD_FRAME,
+                                 physicsClientId=a)
+            p.stepSimulation(physicsClientId=a)
+
+        with pytest.warns(p.PhysicsWarning) as caught:
+            push()
+            push()
+        assert len(caught) == 1
+        message = str(caught[0].message)
+        assert f"stepSimulation: the physics failed at t = {t_good:.6f} s" in message
+        assert "the deepest contact: body 1 link -1 in body 0 link -1" in message
+        assert p.getBasePositionAndOrientation(cube, physicsClientId=a) == rest
+        assert get_client(a).sim.getTime() == t_good
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", p.PhysicsWarning)
+            p.stepSimulation(physicsClientId=a)         # no force: it advances, silently
+        assert get_client(a).sim.getTime() > t_good
+        with pytest.warns(p.PhysicsWarning, match="failed at t = "):
+            push()                                      # a new failure warns again
