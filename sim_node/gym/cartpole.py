@@ -18,6 +18,7 @@ import gymnasium
 import numpy as np
 
 from sim_node.engine.api import ActuatorMode
+from sim_node.engine.stepper import RobotStep
 from sim_node.gym.base import Task, TaskEnv, pybullet_data_urdf
 from sim_node.model.world import WorldModel
 from sim_node.sim.simulator import Simulator
@@ -109,5 +110,35 @@ class CartPoleTask(Task):
 
 class CartPoleEnv(TaskEnv):
     """sim_node/CartPole-v0 (see the module docstring); continuous=True for a force in [-1, 1]
-    x 10 N."""
+    x 10 N.
+
+    Its step is one engine call (sim_node.engine.stepper.RobotStep: the force written, the 4
+    substeps taken, the observation read and the bounds checked), the same arithmetic as the
+    task's step (Simulator.simulate of DT, which takes the same substeps): physics is ~1 us of
+    it, and the Python around it would otherwise be most of the step. The task has no
+    controllers, sensors or held wrenches, which is all Simulator.simulate adds to the engine's
+    step; the task's Simulator.getStatus is not updated by it (the step's own status is
+    RobotStep.status)."""
     task_class = CartPoleTask
+
+    def __init__(self, render_mode: str | None = None, **options):
+        super().__init__(render_mode, **options)
+        # observation (x, x_dot, theta, theta_dot) from (q, v) = (x, theta, x_dot, theta_dot);
+        # the episode ends beyond |x| = X_LIMIT or |theta| = THETA_LIMIT; action k of the
+        # Discrete space pushes with (2 k - 1) FORCE (the pole's torque stays 0)
+        self._kernel = RobotStep(self.task.sim.engine, 0, DT, SUBSTEPS, (0, 2, 1, 3),
+                                 (X_LIMIT, THETA_LIMIT), ((-FORCE, 0.0), (FORCE, 0.0)))
+        self._continuous = self.task.continuous
+
+    def step(self, action):
+        if not self._ready:
+            raise RuntimeError(f"{self.task.name}: call reset() before step()")
+        # an int / numpy int64 within Discrete(2) steps at once; anything else goes through
+        # the task's full check (which raises on a bad action) first
+        result = None if self._continuous else self._kernel.step_choice(action)
+        if result is None:
+            actions = self.task.check_actions(action, batched=False)
+            result = (self._kernel.step_dof(0, FORCE * actions[0, 0]) if self._continuous
+                      else self._kernel.step_choice(int(actions[0])))
+        obs, terminated = result
+        return obs, 1.0, terminated, False, {}

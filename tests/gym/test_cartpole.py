@@ -9,6 +9,7 @@ import numpy as np
 import pybullet_data
 import pytest
 import scipy.linalg
+from gymnasium.utils import seeding
 from gymnasium.utils.env_checker import check_env
 
 import sim_node.gym  # noqa: F401 (registers the ids)
@@ -154,3 +155,34 @@ def test_lqr_from_the_closed_form_model_balances_until_truncation():
         obs, _, terminated, truncated, _ = env.step(np.clip(-K @ obs, -1.0, 1.0))
         assert not terminated, step
     assert truncated and np.all(np.abs(obs) < 0.05)
+
+
+@pytest.mark.parametrize("continuous", [False, True])
+def test_the_one_call_step_equals_the_tasks_python_step_bit_for_bit(continuous):
+    # the single environment steps through sim_node.engine.stepper.RobotStep; the task's own
+    # step (apply, Simulator.simulate, observe, evaluate: the vector environment's path) is the
+    # reference, over episodes of random actions of every accepted kind
+    env = gymnasium.make("sim_node/CartPole-v0", continuous=continuous).unwrapped
+    reference = cartpole.CartPoleTask(1, continuous=continuous)
+    rng = np.random.default_rng(3)
+    ended = 0
+    for episode in range(4):
+        obs, _ = env.reset(seed=episode)
+        reference.reset_copies([0], [seeding.np_random(episode)[0]])
+        assert obs.tobytes() == reference.observe()[0].tobytes()
+        for step in range(cartpole.MAX_EPISODE_STEPS):
+            if continuous:
+                action = rng.uniform(-1.0, 1.0, 1)
+                actions = action[None]
+            else:
+                action = [0, 1, np.int64(1), True][int(rng.integers(0, 4))]
+                actions = np.array((int(action),))
+            obs, reward, terminated, truncated, info = env.step(action)
+            expected, expected_reward, expected_end, _ = reference.step(actions)
+            assert obs.tobytes() == expected[0].tobytes()
+            assert reward == expected_reward[0] == 1.0 and not truncated and info == {}
+            assert terminated == bool(expected_end[0]) and type(terminated) is bool
+            if terminated:
+                ended += 1
+                break
+    assert ended >= 1
