@@ -125,6 +125,10 @@ class Task:
             if not batched and type(actions) in (int, np.int64) \
                     and space.start <= actions < space.start + space.n:
                 return np.array((actions,))
+            if batched and type(actions) is np.ndarray and actions.dtype == np.int64 \
+                    and actions.shape == (self.copies,) and (actions >= space.start).all() \
+                    and (actions < space.start + space.n).all():
+                return actions
             return None
         if type(actions) is np.ndarray and actions.dtype == np.float64 \
                 and actions.shape == ((self.copies, *space.shape) if batched else space.shape) \

@@ -94,7 +94,7 @@ def test_bad_arguments_are_refused_with_what_is_valid(tmp_path):
     scene, _, _ = cases.build("arm", tmp_path / "a")
     nq, nv = scene.robot_q[0].size, scene.robot_v[0].size
     bound = np.full(nq, np.inf)
-    with pytest.raises(ValueError, match=r"robot 3 is not in \[0, 1\)"):
+    with pytest.raises(ValueError, match=r"robots must be indices in \[0, 1\), got 3"):
         RobotStep(scene, 3, 0.01, 1, [0], bound)
     with pytest.raises(ValueError, match="dt must be a positive time"):
         RobotStep(scene, 0, float("nan"), 1, [0], bound)
@@ -105,7 +105,75 @@ def test_bad_arguments_are_refused_with_what_is_valid(tmp_path):
     with pytest.raises(ValueError, match="table must be finite torques"):
         RobotStep(scene, 0, 0.01, 1, [0], bound, np.full((2, nv), np.inf))
     step = RobotStep(scene, 0, 0.01, 1, [0], bound)
-    with pytest.raises(ValueError, match="tau finite"):
+    with pytest.raises(ValueError, match="tau must be finite"):
         step.step_dof(0, float("nan"))
     with pytest.raises(ValueError, match=r"dof must be in \[0"):
         step.step_dof(nv, 1.0)
+
+
+def _arms(count):
+    # `count` copies of the arm7 robot in one scene, apart along y, with the world file's
+    # physics settings
+    import sim_node
+    from sim_node.model.scene import build_scene
+
+    world = sim_node.WorldModel()
+    urdf = str(cases.REPO / "data" / "robots" / "arm7" / "arm7.urdf")
+    for k in range(count):
+        robot = world.loadRobot(urdf, fixed_base=True)
+        q = np.asarray(robot.getConfig(), float)
+        robot.setConfig(q + np.linspace(-0.3, 0.3, q.size) * (k + 1) * 0.5)
+    return build_scene(world).scene
+
+
+def test_step_choices_and_dofs_equal_each_robot_written_from_python():
+    ours, reference = _arms(3), _arms(3)
+    nq, nv = reference.robot_q[0].size, reference.robot_v[0].size
+    for scene in (ours, reference):
+        for r in range(3):
+            scene.set_commands(r, 1, tau_ff=np.zeros(nv))
+    table = np.random.default_rng(2).uniform(-5.0, 5.0, (4, nv))
+    step = RobotStep(ours, [2, 0, 1], 0.004, 4, [1, nq + 1], np.full(nq, 0.9), table)
+    rng = np.random.default_rng(4)
+    for k in range(40):
+        if k % 2:
+            actions = rng.integers(0, 4, 3)
+            obs, ended = step.step_choices(actions)
+            for i, r in enumerate((2, 0, 1)):
+                reference.robot_tau_ff[r][:] = table[actions[i]]
+        else:
+            taus = rng.uniform(-2.0, 2.0, 3)
+            obs, ended = step.step_dofs(3, taus)
+            for i, r in enumerate((2, 0, 1)):
+                reference.robot_tau_ff[r][3] = taus[i]
+        reference.step(0.001, 4)
+        for i, r in enumerate((2, 0, 1)):
+            q, v = reference.robot_q[r], reference.robot_v[r]
+            assert obs[i].tolist() == [q[1], v[1]]
+            assert ended[i] == bool((np.abs(q) > 0.9).any())
+    assert ended.dtype == bool and ended.shape == (3,) and obs.shape == (3, 2)
+    assert step.observe().tobytes() == obs.tobytes()
+
+
+def test_several_robots_must_be_copies_and_take_batched_calls():
+    import sim_node
+    from sim_node.model.scene import build_scene
+
+    world = sim_node.WorldModel()
+    world.readFile(str(cases.REPO / "data" / "worlds" / "arm.yaml"))
+    world.loadRobot(str(next((cases.REPO / "data" / "robots" / "pendulum").glob("*.urdf"))),
+                    fixed_base=True)
+    scene = build_scene(world).scene
+    nq = scene.robot_q[0].size
+    with pytest.raises(ValueError, match="the robots must be copies"):
+        RobotStep(scene, [0, 1], 0.01, 1, [0], np.full(nq, np.inf))
+    nv = scene.robot_v[0].size
+    step = RobotStep(_arms(2), [0, 1], 0.01, 1, [0], np.full(nq, np.inf), np.zeros((2, nv)))
+    with pytest.raises(ValueError, match="steps one robot; this one has 2"):
+        step.step_choice(0)
+    with pytest.raises(ValueError, match=r"actions\[1\] = 2 is not in \[0, 2\)"):
+        step.step_choices(np.array([0, 2]))
+    with pytest.raises(ValueError, match="3 actions for 2 robots"):
+        step.step_choices(np.array([0, 1, 1]))
+    with pytest.raises(ValueError, match=r"taus\[0\] = inf is not finite"):
+        step.step_dofs(0, np.array([np.inf, 0.0]))
