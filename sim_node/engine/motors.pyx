@@ -62,6 +62,37 @@ PD_ON, PD_Q, PD_V, PD_KP, PD_KD, PD_FORCE = 12, 13, 14, 15, 16, 17
 NROW = C_NROW
 
 
+cdef class Scratch:
+    # work arrays of the kernels: per motor (n) and per DOF (nv)
+    cdef double[::1] known, targets, forces, clamp, accel, tau, a, rhs, A, zero_v, actuated
+    cdef int[::1] on, active
+    cdef Py_ssize_t[::1] free
+
+    def __init__(self, int n, int nv):
+        self.known, self.targets, self.forces, self.clamp = (np.zeros(max(n, 1))
+                                                             for _ in range(4))
+        self.accel, self.tau, self.a, self.rhs, self.zero_v, self.actuated = (
+            np.zeros(max(nv, 1)) for _ in range(6))
+        self.A = np.zeros(max(nv * nv, 1))
+        self.on = np.zeros(max(nv, 1), dtype=np.intc)
+        self.active = np.zeros(max(n, 1), dtype=np.intc)
+        self.free = np.zeros(max(nv, 1), dtype=np.intp)
+
+
+cdef double[::1] _EMPTY = np.zeros(1)
+
+
+cdef double[::1] _external(value, int nv, str what):
+    # an optional (nv) array argument as a memoryview (a dummy when None)
+    if value is None:
+        return _EMPTY
+    cdef double[::1] out = np.ascontiguousarray(value, dtype=np.float64)
+    if out.shape[0] != nv:
+        raise ValueError(f"{what}: expected {nv} entries, got {out.shape[0]}")
+    return out
+
+
+
 def motor_dynamics(Model model not None, Data data not None, const double[::1] q,
                    const double[::1] v, const double[::1] gravity, external,
                    double[:, ::1] step):
@@ -72,20 +103,8 @@ def motor_dynamics(Model model not None, Data data not None, const double[::1] q
             or step.shape[0] != nv + 2 or step.shape[1] != nv:
         raise ValueError(f"motor_dynamics: q ({model.nq}), v ({nv}), gravity (3), step "
                          f"({nv + 2}, {nv}) expected")
-    cdef const double[::1] ext
-    cdef int i
-    crba(&model.c, &data.c, &q[0], &step[0, 0])
-    zeros = np.zeros(nv)
-    cdef double[::1] qdd = zeros
-    rnea(&model.c, &data.c, &q[0], &v[0], &qdd[0], &gravity[0], &step[nv, 0])
-    if external is not None:
-        ext = external
-        if ext.shape[0] != nv:
-            raise ValueError(f"motor_dynamics: external must have {nv} entries")
-        for i in range(nv):
-            step[nv, i] = step[nv, i] - ext[i]
-    for i in range(nv):
-        step[nv + 1, i] = v[i]
+    cdef double[::1] ext = _external(external, nv, "motor_dynamics")
+    _dynamics(model, data, q, v, &gravity[0], ext, external is not None, step, np.zeros(nv))
 
 
 def motor_commands(const double[::1] q, const double[::1] v, double dt, double stiffness,
@@ -97,16 +116,132 @@ def motor_commands(const double[::1] q, const double[::1] v, double dt, double s
     """The motors' engine commands for the next step (module docstring)."""
     cdef int n = joints.shape[0], nv = v.shape[0]
     if qis.shape[0] != n or vis.shape[0] != n or table.shape[0] != C_NROW \
-            or step.shape[0] != nv + 2 or step.shape[1] != nv:
+            or step.shape[0] != nv + 2 or step.shape[1] != nv or mode.shape[0] != nv:
         raise ValueError("motor_commands: inconsistent motor arrays")
+    cdef Scratch scratch = Scratch(n, nv)
+    _commands(q, v, dt, stiffness, default_force, joints, qis, vis, table, step, mode, kp, ki,
+              kd, v_des, tau_ff, advance, scratch)
+
+
+def motor_clamps(const double[:, ::1] step, const double[::1] accel,
+                 const Py_ssize_t[::1] vis, const double[::1] forces,
+                 const double[::1] known, double[::1] clamp):
+    """Which motors saturate: clamp[k] <- 0 when motor k reaches its acceleration accel[vis[k]]
+    with a torque within +-forces[k], else the torque +-forces[k] it gets (Bullet's clamped
+    impulse). step: M (rows 0..nv-1) and the bias b = C + G - other forces (row nv). The DOFs
+    without an unsaturated motor move freely under their known torques: with a given on the
+    motors' DOFs S and tau on the others N, M a + b = tau; the motor most over its force is
+    clamped and the rest solved again, until none exceeds (a weak motor gives way without its
+    neighbours paying for holding it, as Bullet's joint solve)."""
+    _clamps(step, accel, vis, forces, known, clamp, Scratch(vis.shape[0], accel.shape[0]))
+
+
+def motor_record(const double[::1] v, double dt, const Py_ssize_t[::1] joints,
+                 const Py_ssize_t[::1] vis, double[:, ::1] table, const double[:, ::1] step,
+                 external, extra):
+    """After the step: the APPLIED row (the implicit motors' K (v* - v) as realised, or the
+    clamped torque, plus the known torques) and the other forces of the step, returned as a
+    new array (nv): M (v - v_before) / dt + b + external_before - actuated, b = step's bias
+    row (C + G - external_before), actuated = the motors' torques + extra (None: 0)."""
+    cdef int nv = v.shape[0]
+    out = np.zeros(nv)
+    _record(v, dt, joints, vis, table, step, _external(external, nv, "motor_record"),
+            external is not None, _external(extra, nv, "motor_record"), extra is not None,
+            out, Scratch(joints.shape[0], nv))
+    return out
+
+
+cdef class RobotMotors:
+    """The motor kernels of one robot bound to its arrays once (the scene's q, v and actuator
+    arrays of the robot, its motor table and step rows): per step pre() and post() take no
+    array arguments. Rebuild it when any of those arrays is replaced."""
+    cdef Model model
+    cdef Data data
+    cdef const double[::1] q, v
+    cdef const Py_ssize_t[::1] joints, qis, vis
+    cdef double[:, ::1] table, step
+    cdef int[::1] mode
+    cdef double[::1] kp, ki, kd, v_des, tau_ff, advance
+    cdef Scratch scratch
+    cdef readonly object arrays     # what it was built on (identity checks by the caller)
+
+    def __init__(self, Model model not None, Data data not None, q, v, joints, qis, vis,
+                 table, step, mode, kp, ki, kd, v_des, tau_ff, advance):
+        self.model, self.data = model, data
+        self.q, self.v, self.joints, self.qis, self.vis = q, v, joints, qis, vis
+        self.table, self.step, self.mode = table, step, mode
+        self.kp, self.ki, self.kd, self.v_des, self.tau_ff, self.advance = \
+            kp, ki, kd, v_des, tau_ff, advance
+        cdef int n = self.joints.shape[0], nv = model.nv
+        if self.q.shape[0] != model.nq or self.v.shape[0] != nv or self.qis.shape[0] != n \
+                or self.vis.shape[0] != n or self.table.shape[0] != C_NROW \
+                or self.step.shape[0] != nv + 2 or self.step.shape[1] != nv \
+                or self.mode.shape[0] != nv or self.kp.shape[0] != nv \
+                or self.ki.shape[0] != nv or self.kd.shape[0] != nv \
+                or self.v_des.shape[0] != nv or self.tau_ff.shape[0] != nv \
+                or self.advance.shape[0] != nv:
+            raise ValueError("RobotMotors: inconsistent motor arrays")
+        self.scratch = Scratch(n, nv)
+        self.arrays = (q, v, table, step, mode)
+
+    def pre(self, double gx, double gy, double gz, external, bint commands, double dt=0.0,
+            double stiffness=0.0, double default_force=0.0):
+        """motor_dynamics with gravity (gx, gy, gz) [m/s^2], then (commands) motor_commands."""
+        cdef double g[3]
+        g[0], g[1], g[2] = gx, gy, gz
+        cdef int nv = self.model.nv
+        _dynamics(self.model, self.data, self.q, self.v, g, _external(external, nv, "pre"),
+                  external is not None, self.step, self.scratch.zero_v)
+        if commands:
+            self.commands(dt, stiffness, default_force)
+
+    def commands(self, double dt, double stiffness, double default_force):
+        """motor_commands on the step rows pre() computed."""
+        _commands(self.q, self.v, dt, stiffness, default_force, self.joints, self.qis,
+                  self.vis, self.table, self.step, self.mode, self.kp, self.ki, self.kd,
+                  self.v_des, self.tau_ff, self.advance, self.scratch)
+
+    def post(self, double dt, external, extra):
+        """motor_record: the new external array."""
+        cdef int nv = self.model.nv
+        out = np.zeros(nv)
+        _record(self.v, dt, self.joints, self.vis, self.table, self.step,
+                _external(external, nv, "post"), external is not None,
+                _external(extra, nv, "post"), extra is not None, out, self.scratch)
+        return out
+
+
+# -- the kernels ------------------------------------------------------------------------------
+cdef void _dynamics(Model model, Data data, const double[::1] q, const double[::1] v,
+                    const double* gravity, const double[::1] ext, bint has_ext,
+                    double[:, ::1] step, double[::1] zero_v):
+    cdef int nv = model.nv, i
+    if nv == 0:
+        return
+    crba(&model.c, &data.c, &q[0], &step[0, 0])
+    rnea(&model.c, &data.c, &q[0], &v[0], &zero_v[0], gravity, &step[nv, 0])
+    if has_ext:
+        for i in range(nv):
+            step[nv, i] = step[nv, i] - ext[i]
+    for i in range(nv):
+        step[nv + 1, i] = v[i]
+
+
+cdef void _commands(const double[::1] q, const double[::1] v, double dt, double stiffness,
+                    double default_force, const Py_ssize_t[::1] joints,
+                    const Py_ssize_t[::1] qis, const Py_ssize_t[::1] vis,
+                    double[:, ::1] table, const double[:, ::1] step, int[::1] mode,
+                    double[::1] kp, double[::1] ki, double[::1] kd, double[::1] v_des,
+                    double[::1] tau_ff, double[::1] advance, Scratch w):
+    cdef int n = joints.shape[0], nv = v.shape[0]
     cdef double share = stiffness / (1.0 + stiffness)
-    known_a, target_a, force_a = np.zeros(n), np.zeros(n), np.zeros(n)
-    accel_a, clamp_a = np.zeros(nv), np.zeros(n)
-    cdef double[::1] known = known_a, targets = target_a, forces = force_a
-    cdef double[::1] accel = accel_a, clamp = clamp_a
+    cdef double[::1] known = w.known, targets = w.targets, forces = w.forces
+    cdef double[::1] accel = w.accel, clamp = w.clamp
     cdef Py_ssize_t k, j, qi, vi
     cdef double tau, f, target, vmax, gain, clamped
     cdef bint any_active = False
+    for k in range(nv):
+        accel[k] = 0.0
     for k in range(n):
         j, qi, vi = joints[k], qis[k], vis[k]
         tau = table[C_TORQUE, j]
@@ -119,6 +254,8 @@ def motor_commands(const double[::1] q, const double[::1] v, double dt, double s
         if isnan(f):            # Bullet's default impulse
             f = default_force
         forces[k] = f
+        targets[k] = 0.0
+        clamp[k] = 0.0
         if f > 0.0:
             target = v[vi] + table[C_KP, j] * (table[C_Q_TARGET, j] - q[qi]) / dt \
                 + table[C_KD, j] * (table[C_V_TARGET, j] - v[vi])
@@ -127,14 +264,15 @@ def motor_commands(const double[::1] q, const double[::1] v, double dt, double s
             targets[k] = target
             accel[vi] = share * (target - v[vi]) / dt
             any_active = True
-    table[C_TORQUE, :] = 0.0
+    for k in range(table.shape[1]):
+        table[C_TORQUE, k] = 0.0
     for k in range(n):
         vi = vis[k]
         kp[vi] = 0.0
         ki[vi] = 0.0
         advance[vi] = 0.0
     if any_active:
-        motor_clamps(step, accel, vis, forces, known, clamp)
+        _clamps(step, accel, vis, forces, known, clamp, w)
     for k in range(n):
         j, vi = joints[k], vis[k]
         gain = 0.0
@@ -153,31 +291,22 @@ def motor_commands(const double[::1] q, const double[::1] v, double dt, double s
         table[C_LAST_KNOWN, j] = known[k]
 
 
-def motor_clamps(const double[:, ::1] step, const double[::1] accel,
-                 const Py_ssize_t[::1] vis, const double[::1] forces,
-                 const double[::1] known, double[::1] clamp):
-    """Which motors saturate: clamp[k] <- 0 when motor k reaches its acceleration accel[vis[k]]
-    with a torque within +-forces[k], else the torque +-forces[k] it gets (Bullet's clamped
-    impulse). step: M (rows 0..nv-1) and the bias b = C + G - other forces (row nv). The DOFs
-    without an unsaturated motor move freely under their known torques: with a given on the
-    motors' DOFs S and tau on the others N, M a + b = tau; the motor most over its force is
-    clamped and the rest solved again, until none exceeds (a weak motor gives way without its
-    neighbours paying for holding it, as Bullet's joint solve)."""
+cdef void _clamps(const double[:, ::1] step, const double[::1] accel,
+                  const Py_ssize_t[::1] vis, const double[::1] forces,
+                  const double[::1] known, double[::1] clamp, Scratch w):
+    # motor_clamps (its docstring)
     cdef int nv = accel.shape[0], n = vis.shape[0]
     cdef Py_ssize_t i, k, r, c, s, best_i = -1
     cdef double ratio, best, need, x, best_need
-    cdef int it
-    tau_a, a_a = np.zeros(nv), np.zeros(nv)
-    on_a = np.zeros(nv, dtype=np.intc)
-    active_a = np.zeros(n, dtype=np.intc)
-    free_a = np.zeros(nv, dtype=np.intp)
-    sys_a, rhs_a = np.zeros(nv * nv), np.zeros(nv)
-    cdef double[::1] tau = tau_a, a = a_a, A = sys_a, rhs = rhs_a
-    cdef int[::1] on = on_a, active = active_a
-    cdef Py_ssize_t[::1] free = free_a
-    cdef int nfree, nactive = 0
+    cdef int it, nfree, nactive = 0
+    cdef double[::1] tau = w.tau, a = w.a, A = w.A, rhs = w.rhs
+    cdef int[::1] on = w.on, active = w.active
+    cdef Py_ssize_t[::1] free = w.free
+    for i in range(nv):
+        tau[i] = 0.0
     for k in range(n):
         clamp[k] = 0.0
+        active[k] = 0
         tau[vis[k]] += known[k]
         if forces[k] > 0.0:
             active[k] = 1
@@ -208,13 +337,7 @@ def motor_clamps(const double[:, ::1] step, const double[::1] accel,
                 for c in range(nfree):
                     A[r * nfree + c] = step[free[r], free[c]]
             if not _cholesky_solve(A, rhs, nfree):
-                # not positive definite (a massless DOF): least squares, as before
-                M = np.asarray(step)[:nv]
-                index = np.asarray(free)[:nfree]
-                rhs_ls = np.asarray(rhs)[:nfree].copy()
-                solution = np.linalg.lstsq(M[np.ix_(index, index)], rhs_ls, rcond=None)[0]
-                for r in range(nfree):
-                    rhs[r] = solution[r]
+                _least_squares(step, free, rhs, nfree)
             for r in range(nfree):
                 a[free[r]] = rhs[r]
         # the most overloaded motor gives way first (ties: the later one)
@@ -239,6 +362,18 @@ def motor_clamps(const double[:, ::1] step, const double[::1] accel,
         active[k] = 0
         nactive -= 1
         tau[vis[k]] += clamp[k]
+
+
+cdef void _least_squares(const double[:, ::1] step, const Py_ssize_t[::1] free,
+                         double[::1] rhs, int nfree):
+    # M_NN not positive definite (a massless DOF): numpy's least squares, rare
+    cdef int r
+    M = np.asarray(step)[:step.shape[1]]
+    index = np.asarray(free)[:nfree]
+    solution = np.linalg.lstsq(M[np.ix_(index, index)], np.asarray(rhs)[:nfree].copy(),
+                               rcond=None)[0]
+    for r in range(nfree):
+        rhs[r] = solution[r]
 
 
 cdef bint _cholesky_solve(double[::1] A, double[::1] b, int n) noexcept:
@@ -271,19 +406,16 @@ cdef bint _cholesky_solve(double[::1] A, double[::1] b, int n) noexcept:
     return True
 
 
-def motor_record(const double[::1] v, double dt, const Py_ssize_t[::1] joints,
-                 const Py_ssize_t[::1] vis, double[:, ::1] table, const double[:, ::1] step,
-                 external, extra):
-    """After the step: the APPLIED row (the implicit motors' K (v* - v) as realised, or the
-    clamped torque, plus the known torques) and the other forces of the step, returned as a
-    new array (nv): M (v - v_before) / dt + b + external_before - actuated, b = step's bias
-    row (C + G - external_before), actuated = the motors' torques + extra (None: 0)."""
+cdef void _record(const double[::1] v, double dt, const Py_ssize_t[::1] joints,
+                  const Py_ssize_t[::1] vis, double[:, ::1] table, const double[:, ::1] step,
+                  const double[::1] ext, bint has_ext, const double[::1] extra, bint has_extra,
+                  double[::1] out, Scratch w):
     cdef int n = joints.shape[0], nv = v.shape[0]
     cdef Py_ssize_t k, j, i, c
     cdef double gain, x
-    out_a, act_a, dv_a = np.zeros(nv), np.zeros(nv), np.zeros(nv)
-    cdef double[::1] out = out_a, actuated = act_a, dv = dv_a
-    cdef const double[::1] ext
+    cdef double[::1] actuated = w.actuated, dv = w.a
+    for i in range(nv):
+        actuated[i] = extra[i] if has_extra else 0.0   # (DOFs other than the scalar motors')
     for k in range(n):
         j = joints[k]
         gain = table[C_LAST_GAIN, j]
@@ -291,10 +423,6 @@ def motor_record(const double[::1] v, double dt, const Py_ssize_t[::1] joints,
             else table[C_LAST_TARGET, j]
         table[C_APPLIED, j] = x + table[C_LAST_KNOWN, j]
         actuated[vis[k]] = table[C_APPLIED, j]
-    if extra is not None:
-        ext = extra
-        for i in range(nv):
-            actuated[i] += ext[i]     # (DOFs other than the scalar motors')
     for i in range(nv):
         dv[i] = v[i] - step[nv + 1, i]
     for i in range(nv):
@@ -302,10 +430,6 @@ def motor_record(const double[::1] v, double dt, const Py_ssize_t[::1] joints,
         for c in range(nv):
             x += step[i, c] * dv[c]
         out[i] = x / dt + step[nv, i]
-    if external is not None:
-        ext = external
-        for i in range(nv):
+        if has_ext:
             out[i] += ext[i]
-    for i in range(nv):
         out[i] -= actuated[i]
-    return out_a

@@ -81,6 +81,14 @@ class Motors:
         # the pre-step and post-step hooks
         self.step = None
         self.stepping = False
+        self.kernel = None              # sim_node.engine.motors.RobotMotors on these arrays
+
+    def copy_state(self) -> dict:
+        return copy.deepcopy({k: v for k, v in self.__dict__.items() if k != "kernel"})
+
+    def set_state(self, state: dict):
+        self.__dict__.update(copy.deepcopy(state))
+        self.kernel = None
 
     mode = property(lambda self: self.table[motor_kernels.MODE])
     q_target = property(lambda self: self.table[motor_kernels.Q_TARGET])
@@ -91,12 +99,6 @@ class Motors:
     max_velocity = property(lambda self: self.table[motor_kernels.MAX_VELOCITY])
     torque = property(lambda self: self.table[motor_kernels.TORQUE])      # for the next step
     applied = property(lambda self: self.table[motor_kernels.APPLIED])    # of the last step
-
-    def copy_state(self) -> dict:
-        return copy.deepcopy(self.__dict__)
-
-    def set_state(self, state: dict):
-        self.__dict__.update(copy.deepcopy(state))
 
 
 def motors(body) -> Motors:
@@ -396,38 +398,50 @@ def _apply_commands(body, commands):
 # -- the step hooks (installed by connect) ---------------------------------------------------
 def apply_motors(client):
     """Pre-step: turn every body's motors into engine actuator commands for this step (the
-    per-step arithmetic is sim_node.engine.motors': one call for the dynamics, one for the
-    scalar motors' commands per body)."""
+    per-step arithmetic is sim_node.engine.motors': one call per body)."""
     dt = client.time_step
     scene = client.sim.engine
-    gravity = None
+    gx, gy, gz = client.gravity
     for body in client.bodies.values():
-        js, qis, vis = body.scalar_joints
+        js = body.scalar_joints[0]
         m = motors(body)
         if not len(js) and not m.spherical and not m.spherical_torque:
             continue
-        r = body.robot_index()
-        model, data, q = client.sim.robot_query(r)
-        v = scene.robot_v[r]
-        if gravity is None:
-            gravity = np.asarray(client.gravity, dtype=float)
-        nv = len(v)
-        if m.step is None or m.step.shape != (nv + 2, nv):
-            m.step = np.empty((nv + 2, nv))
-        external = m.external if m.external is not None and len(m.external) == nv else None
+        kernel = _kernel(client, scene, body, m)
+        nv = len(m.external) if m.external is not None else -1
+        external = m.external if nv == m.step.shape[1] else None
         # M, C + G - the other generalized forces the last step met (contacts, joint limits,
-        # friction: the motors' prediction lags them by a step), v
-        motor_kernels.motor_dynamics(model, data, q, v, gravity, external, m.step)
-        m.stepping = True
-        if m.spherical or m.spherical_torque:
+        # friction: the motors' prediction lags them by a step), v; then the scalar motors
+        spherical = bool(m.spherical or m.spherical_torque)
+        kernel.pre(gx, gy, gz, external, not spherical, dt, MOTOR_STIFFNESS,
+                   DEFAULT_MAX_IMPULSE / dt)
+        if spherical:
+            n = m.step.shape[1]
             _apply_spherical_motors(client, body, m, dt, MOTOR_STIFFNESS / (1.0 + MOTOR_STIFFNESS),
-                                    m.step[:nv], m.step[nv])
-        if not len(js):
-            continue
-        motor_kernels.motor_commands(
-            q, v, dt, MOTOR_STIFFNESS, DEFAULT_MAX_IMPULSE / dt, js, qis, vis, m.table, m.step,
-            scene.robot_mode[r], scene.robot_kp[r], scene.robot_ki[r], scene.robot_kd[r],
-            scene.robot_v_des[r], scene.robot_tau_ff[r], scene.robot_advance[r])
+                                    m.step[:n], m.step[n])
+            if len(js):
+                kernel.commands(dt, MOTOR_STIFFNESS, DEFAULT_MAX_IMPULSE / dt)
+        m.stepping = True
+
+
+def _kernel(client, scene, body, m):
+    """The body's RobotMotors, rebuilt when the scene (a world change), the motor table or the
+    step rows (a restored state) are other arrays than it was built on."""
+    r = body.robot_index()
+    q, v = scene.robot_q[r], scene.robot_v[r]
+    nv = len(v)
+    if m.step is None or m.step.shape != (nv + 2, nv):
+        m.step = np.empty((nv + 2, nv))
+    kernel = m.kernel
+    if kernel is None or kernel.arrays[0] is not q or kernel.arrays[2] is not m.table \
+            or kernel.arrays[3] is not m.step or kernel.arrays[1] is not v:
+        model, data, _ = client.sim.robot_query(r)
+        js, qis, vis = body.scalar_joints
+        kernel = m.kernel = motor_kernels.RobotMotors(
+            model, data, q, v, js, qis, vis, m.table, m.step, scene.robot_mode[r],
+            scene.robot_kp[r], scene.robot_ki[r], scene.robot_kd[r], scene.robot_v_des[r],
+            scene.robot_tau_ff[r], scene.robot_advance[r])
+    return kernel
 
 
 def _apply_spherical_motors(client, body, m, dt, share, M, bias):
@@ -493,23 +507,21 @@ def record_motors(client):
     scene = client.sim.engine
     for body in client.bodies.values():
         m = body.motors
-        if m is None or not getattr(m, "stepping", False):
+        if m is None or not m.stepping:
             continue
         m.stepping = False
-        js, _, vis = body.scalar_joints
-        v_all = scene.robot_v[body.robot_index()]
         extra = None
         if m.spherical_last is not None:
+            v_all = scene.robot_v[body.robot_index()]
             dofs, gain, target, known = m.spherical_last
             applied = np.where(gain > 0.0, gain * (target - v_all[dofs]), target) + known
             m.spherical_applied = dict(zip(dofs.tolist(), applied.tolist()))
             extra = np.zeros(len(v_all))
             extra[dofs] = applied
-        external = m.external if m.external is not None and len(m.external) == len(v_all) \
-            else None
+        nv = m.step.shape[1]
+        external = m.external if m.external is not None and len(m.external) == nv else None
         # what else acted over the step: M a + C + G - actuator torques (contacts, limits)
-        m.external = motor_kernels.motor_record(v_all, client.time_step, js, vis, m.table,
-                                                m.step, external, extra)
+        m.external = m.kernel.post(client.time_step, external, extra)
 
 
 # -- external forces ----------------------------------------------------------------------------
