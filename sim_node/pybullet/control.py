@@ -267,6 +267,22 @@ def _float_list(values, fn, name) -> list:
     return [finite_float(x, fn, f"{name} entry") for x in values]
 
 
+def _number(value, default, fn, what, bound, nonnegative=False) -> float:
+    """value (None: default) as a float within +-bound (and >= 0 when nonnegative); p.error
+    naming fn and what otherwise."""
+    if value is None:
+        return default
+    # a float in range passes at once (NaN fails the comparison and takes the full check)
+    if type(value) is float and (0.0 if nonnegative else -bound) <= value <= bound:
+        return value
+    x = finite_float(value, fn, what)
+    if abs(x) > bound:
+        raise error(f"{fn}: |{what}| must be <= {bound:g}, got {x}")
+    if nonnegative and x < 0:
+        raise error(f"{fn}: {what} must be >= 0, got {x}")
+    return x
+
+
 def _command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn) -> tuple:
     try:
         mode = int(mode)
@@ -276,29 +292,24 @@ def _command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn)
     if mode not in _MODES:
         raise error(f"{fn}: controlMode {mode} is not supported; valid: "
                     + ", ".join(f"{n} ({m})" for m, n in _MODES.items()))
-    qs, _ = body.joint_coords(j)
-    fixed = qs.stop == qs.start
-    if not fixed:
-        _scalar_joint(body, j, fn)
-
-    def number(value, default, what, bound, nonnegative=False):
-        x = default if value is None else finite_float(value, fn, what)
-        if abs(x) > bound:
-            raise error(f"{fn}: |{what}| must be <= {bound:g}, got {x}")
-        if nonnegative and x < 0:
-            raise error(f"{fn}: {what} must be >= 0, got {x}")
-        return x
-    q = number(q_target, 0.0, "targetPosition", bounds.MAX_JOINT_POSITION)
-    v = number(v_target, 0.0, "targetVelocity", bounds.MAX_ANGULAR_SPEED)
+    # a scalar joint (the common case) is known to the body; else fixed (no motor) or an error
+    fixed = False
+    if j not in body.scalar_position:
+        qs, _ = body.joint_coords(j)
+        fixed = qs.stop == qs.start
+        if not fixed:
+            _scalar_joint(body, j, fn)
+    q = _number(q_target, 0.0, fn, "targetPosition", bounds.MAX_JOINT_POSITION)
+    v = _number(v_target, 0.0, fn, "targetVelocity", bounds.MAX_ANGULAR_SPEED)
     if mode == TORQUE_CONTROL:
-        f = number(force, 0.0, "force", bounds.MAX_TORQUE)
+        f = _number(force, 0.0, fn, "force", bounds.MAX_TORQUE)
     else:
-        f = number(force, DEFAULT_FORCE, "force", bounds.MAX_TORQUE, True)
-    gain_p = number(kp, DEFAULT_POSITION_GAIN if mode == POSITION_CONTROL else 0.0,
-                    "positionGain", bounds.MAX_GAIN, True)
-    gain_d = number(kd, DEFAULT_VELOCITY_GAIN, "velocityGain", bounds.MAX_GAIN, True)
-    vmax = math.inf if max_velocity is None else number(max_velocity, 0.0, "maxVelocity",
-                                                        bounds.MAX_ANGULAR_SPEED, True)
+        f = _number(force, DEFAULT_FORCE, fn, "force", bounds.MAX_TORQUE, True)
+    gain_p = _number(kp, DEFAULT_POSITION_GAIN if mode == POSITION_CONTROL else 0.0, fn,
+                     "positionGain", bounds.MAX_GAIN, True)
+    gain_d = _number(kd, DEFAULT_VELOCITY_GAIN, fn, "velocityGain", bounds.MAX_GAIN, True)
+    vmax = math.inf if max_velocity is None else _number(
+        max_velocity, 0.0, fn, "maxVelocity", bounds.MAX_ANGULAR_SPEED, True)
     if mode == PD_CONTROL and kp is None:
         gain_p = 0.0
     if fixed:
@@ -387,12 +398,12 @@ def _apply_commands(body, commands):
         if mode == TORQUE_CONTROL:
             table[K.TORQUE, j] += f
         elif mode == PD_CONTROL:
-            table[[K.PD_ON, K.PD_Q, K.PD_V, K.PD_KP, K.PD_KD, K.PD_FORCE], j] = \
-                (1.0, q, v, kp, kd, f)
+            table[K.PD_ON:K.PD_FORCE + 1, j] = (1.0, q, v, kp, kd, f)
         else:
             table[K.PD_ON, j] = 0.0
-            table[[K.MODE, K.Q_TARGET, K.V_TARGET, K.KP, K.KD, K.FORCE, K.MAX_VELOCITY], j] = \
-                (mode, q, v, kp if mode == POSITION_CONTROL else 0.0, kd, f, vmax)
+            # rows MODE .. MAX_VELOCITY are consecutive
+            table[K.MODE:K.MAX_VELOCITY + 1, j] = (
+                mode, q, v, kp if mode == POSITION_CONTROL else 0.0, kd, f, vmax)
 
 
 # -- the step hooks (installed by connect) ---------------------------------------------------

@@ -463,3 +463,42 @@ def test_sleep_threshold_and_multi_dof_damping_are_checked_and_ignored_with_a_wa
             with pytest.raises(p.error):
                 p.setJointMotorControlMultiDof(uid, 2, pb.POSITION_CONTROL, damping=[bad],
                                                physicsClientId=a)
+
+
+def test_each_mode_writes_its_settings_and_leaves_the_others(pendulum_file):
+    """The motor table (one row per quantity, sim_node.engine.motors): a command writes its
+    mode's rows of its joint only; PD_CONTROL and a later motor command replace each other,
+    TORQUE_CONTROL adds up for the next step."""
+    from sim_node.engine import motors as K
+    from sim_node.pybullet.client import get_client
+    from sim_node.pybullet.control import motors
+
+    with ours() as a:
+        uid = quiet(p.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=a)
+        table = motors(get_client(a).body(uid)).table
+        default = table.copy()
+        p.setJointMotorControl2(uid, 0, pb.POSITION_CONTROL, targetPosition=0.5,
+                                targetVelocity=0.25, force=7.0, positionGain=0.3,
+                                velocityGain=0.9, maxVelocity=2.0, physicsClientId=a)
+        expected = default.copy()
+        expected[[K.MODE, K.Q_TARGET, K.V_TARGET, K.KP, K.KD, K.FORCE, K.MAX_VELOCITY], 0] = \
+            (pb.POSITION_CONTROL, 0.5, 0.25, 0.3, 0.9, 7.0, 2.0)
+        assert np.array_equal(table, expected, equal_nan=True)
+        p.setJointMotorControl2(uid, 0, pb.PD_CONTROL, targetPosition=0.1, targetVelocity=0.2,
+                                force=3.0, positionGain=4.0, velocityGain=5.0,
+                                physicsClientId=a)
+        expected[[K.PD_ON, K.PD_Q, K.PD_V, K.PD_KP, K.PD_KD, K.PD_FORCE], 0] = \
+            (1.0, 0.1, 0.2, 4.0, 5.0, 3.0)
+        assert np.array_equal(table, expected, equal_nan=True)
+        for torque in (1.5, 2.0):
+            p.setJointMotorControl2(uid, 0, pb.TORQUE_CONTROL, force=torque, physicsClientId=a)
+        expected[K.TORQUE, 0] = 3.5
+        assert np.array_equal(table, expected, equal_nan=True)
+        p.setJointMotorControl2(uid, 0, pb.VELOCITY_CONTROL, targetVelocity=-1.0,
+                                physicsClientId=a)
+        expected[[K.PD_ON, K.MODE, K.Q_TARGET, K.V_TARGET, K.KP, K.KD, K.FORCE], 0] = \
+            (0.0, pb.VELOCITY_CONTROL, 0.0, -1.0, 0.0, 1.0, 100000.0)
+        expected[K.MAX_VELOCITY, 0] = np.inf
+        assert np.array_equal(table, expected, equal_nan=True)
+        p.stepSimulation(physicsClientId=a)
+        assert table[K.TORQUE, 0] == 0.0        # used by the step
