@@ -1,5 +1,6 @@
-"""PyBullet motors benchmark (not bench/pybullet.py: that name would shadow the pybullet module): microseconds per stepSimulation of motorised robots, sim_node.pybullet
-against the real PyBullet 3.2.7, the same script run on each (`p` either module).
+"""Motors benchmark: microseconds per stepSimulation of motorised robots, sim_node.pybullet
+against the real PyBullet 3.2.7, the same script run on each (`p` either module). (Not named
+bench/pybullet.py: the script's folder comes first on sys.path and would shadow pybullet.)
 
 Scenes (pybullet_data's files, Bullet's default step of 1/240 s, gravity -9.81):
   kuka      kuka_iiwa/model.urdf, fixed base; its 7 joints under POSITION_CONTROL
@@ -22,6 +23,7 @@ import os
 import statistics
 import sys
 import time
+import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -29,6 +31,7 @@ import pybullet  # noqa: E402
 import pybullet_data  # noqa: E402
 
 import sim_node.pybullet as sim_pybullet  # noqa: E402
+from sim_node.model.errors import URDFWarning  # noqa: E402
 from sim_node.pybullet import control  # noqa: E402
 from sim_node.pybullet.client import get_client  # noqa: E402
 
@@ -105,6 +108,8 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
+    # pybullet_data's harmless defects (the loader repairs them), not the benchmark's subject
+    warnings.simplefilter("ignore", URDFWarning)
     print(f"PyBullet {pybullet.getAPIVersion()}, {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.2f}, CPU time, median of {args.repeat} runs of {args.steps} "
           f"steps")
