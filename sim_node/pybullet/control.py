@@ -87,7 +87,10 @@ class Motors:
         return copy.deepcopy({k: v for k, v in self.__dict__.items() if k != "kernel"})
 
     def set_state(self, state: dict):
-        self.__dict__.update(copy.deepcopy(state))
+        state = copy.deepcopy(state)
+        if "table" not in state:
+            state = _named_rows_to_table(state)
+        self.__dict__.update(state)
         self.kernel = None
 
     mode = property(lambda self: self.table[motor_kernels.MODE])
@@ -99,6 +102,27 @@ class Motors:
     max_velocity = property(lambda self: self.table[motor_kernels.MAX_VELOCITY])
     torque = property(lambda self: self.table[motor_kernels.TORQUE])      # for the next step
     applied = property(lambda self: self.table[motor_kernels.APPLIED])    # of the last step
+
+
+def _named_rows_to_table(state: dict) -> dict:
+    """A motor state of the format before the table (saveBullet files written before it: one
+    array per quantity, PD_CONTROL in a dict, M, bias and v as a tuple) in today's format."""
+    K = motor_kernels
+    n = len(state["mode"])
+    table = np.zeros((K.NROW, n))
+    for row, name in ((K.MODE, "mode"), (K.Q_TARGET, "q_target"), (K.V_TARGET, "v_target"),
+                      (K.KP, "kp"), (K.KD, "kd"), (K.FORCE, "force"),
+                      (K.MAX_VELOCITY, "max_velocity"), (K.TORQUE, "torque"),
+                      (K.APPLIED, "applied"), (K.LAST_GAIN, "last_gain"),
+                      (K.LAST_TARGET, "last_target"), (K.LAST_KNOWN, "last_known")):
+        table[row] = state.pop(name)
+    for j, values in state.pop("pd").items():
+        table[K.PD_ON:K.PD_FORCE + 1, j] = (1.0, *values)
+    step = state.pop("step")
+    state["step"] = None if step is None else np.vstack([step[0], step[1], step[2]])
+    state["stepping"] = step is not None
+    state["table"] = table
+    return state
 
 
 def motors(body) -> Motors:

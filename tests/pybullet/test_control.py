@@ -502,3 +502,28 @@ def test_each_mode_writes_its_settings_and_leaves_the_others(pendulum_file):
         assert np.array_equal(table, expected, equal_nan=True)
         p.stepSimulation(physicsClientId=a)
         assert table[K.TORQUE, 0] == 0.0        # used by the step
+
+
+def test_a_motor_state_of_the_format_before_the_table_restores():
+    """saveBullet files written before the motor table held one array per quantity and
+    PD_CONTROL in a dict: set_state reads them into the table."""
+    from sim_node.engine import motors as K
+    from sim_node.pybullet.control import Motors
+
+    old = {"mode": np.array([2, 0]), "q_target": np.array([0.5, 0.0]),
+           "v_target": np.array([0.0, -1.0]), "kp": np.array([0.1, 0.0]),
+           "kd": np.array([1.0, 1.0]), "force": np.array([7.0, np.nan]),
+           "max_velocity": np.array([np.inf, 3.0]), "pd": {1: (0.2, 0.3, 4.0, 5.0, 6.0)},
+           "spherical": {}, "spherical_torque": {}, "spherical_last": None,
+           "spherical_applied": {}, "torque": np.array([0.0, 1.5]),
+           "applied": np.array([2.0, -2.0]), "last_gain": np.array([9.0, 0.0]),
+           "last_target": np.array([0.4, -2.0]), "last_known": np.array([0.0, 0.5]),
+           "external": None, "step": None}
+    m = Motors(2)
+    m.set_state(old)
+    for name in ("mode", "q_target", "v_target", "kp", "kd", "force", "max_velocity",
+                 "torque", "applied"):
+        assert np.array_equal(getattr(m, name), old[name], equal_nan=True), name
+    assert m.table[K.LAST_GAIN].tolist() == [9.0, 0.0]
+    assert m.table[K.PD_ON:K.PD_FORCE + 1, 1].tolist() == [1.0, 0.2, 0.3, 4.0, 5.0, 6.0]
+    assert m.table[K.PD_ON, 0] == 0.0 and m.step is None and not m.stepping
