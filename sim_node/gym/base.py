@@ -58,7 +58,8 @@ def pybullet_data_urdf(*parts: str):
 class Task:
     """N copies of one robot task in one Simulator. Subclasses set the spaces, `dt` (seconds of
     simulated time per step) and `max_episode_steps`, build the world in __init__, and
-    implement reset_copies / apply / observe / evaluate."""
+    implement reset_copies / apply / observe / evaluate (or, as CartPole, reset_copies /
+    observe / step itself)."""
 
     observation_space: gymnasium.spaces.Box
     action_space: gymnasium.spaces.Space
