@@ -10,28 +10,34 @@ Tasks (the docstrings of sim_node/gym/cartpole.py, panda_reach.py, ant.py say th
               substeps of 5 ms.
 
 How each side runs (actions drawn beforehand from a seeded generator; episodes reset as they
-end; only the stepping loop is timed, best of --repeat runs after a warm-up):
-  sim_node single   gymnasium.make(id) (with gymnasium's wrappers: TimeLimit, OrderEnforcing,
-                    PassiveEnvChecker) stepped from Python, env.reset() at episode ends.
+end; only the stepping loop is timed, best of --repeat runs after a warm-up). Like is compared
+with like: both single environments are gymnasium.Env classes driven by the same loop, once
+through gymnasium.make's wrappers (TimeLimit, OrderEnforcing, PassiveEnvChecker) on both sides
+and once unwrapped (env.unwrapped on both, the loop counting the time limit).
+  sim_node single   gymnasium.make(id) (its .unwrapped for the unwrapped row), env.reset() at
+                    episode ends.
   sim_node vector   gymnasium.make_vec(id, N, vectorization_mode="vector_entry_point"): one
                     world of N copies, one step call for N env steps, autoreset inside; and
                     with workers=2: the copies in two worlds stepped at the same time in two
                     threads (the engine's step releases the GIL), one per core.
-  PyBullet single   the pybullet_envs loop (their CartPoleBulletEnv / locomotion envs without the
-                    old gym package): p.connect(p.DIRECT), loadURDF / loadMJCF once, per step
-                    setJointMotorControl2 / Array (TORQUE_CONTROL force, or POSITION_CONTROL
-                    targets for the Panda), one stepSimulation with setTimeStep(step) and
+  PyBullet single   a gymnasium.Env written as pybullet_envs writes its environments (their
+                    CartPoleBulletEnv / locomotion envs, on gymnasium instead of the old gym
+                    package), registered here and built by gymnasium.make: p.connect(p.DIRECT),
+                    loadURDF / loadMJCF once; per step setJointMotorControl2 / Array
+                    (TORQUE_CONTROL force, or POSITION_CONTROL targets for the Panda), one
+                    stepSimulation with setTimeStep(step) and
                     setPhysicsEngineParameter(numSubSteps) giving the same substeps,
                     getJointState(s) (and getLinkState / getBasePositionAndOrientation /
-                    getBaseVelocity) for the
-                    observation; reset by resetJointState / resetBasePositionAndOrientation (not
-                    pybullet_envs' resetSimulation + reload, which would cost PyBullet more).
-                    The ant is pybullet_data's mjcf/ant.xml through loadMJCF (PyBullet's own masses;
-                    the same 15 N m torque scale).
+                    getBaseVelocity) for the observation array, the reward and done as sim_node
+                    computes them; reset by resetJointState / resetBasePositionAndOrientation
+                    (not pybullet_envs' resetSimulation + reload, which would cost PyBullet more).
+                    The ant is pybullet_data's mjcf/ant.xml through loadMJCF (PyBullet's own
+                    masses; the same 15 N m torque scale).
   PyBullet N-world  the same with N robots in one PyBullet world (one stepSimulation per N env
                     steps, per-robot calls for commands and observations): PyBullet's own
                     version of the vector trick.
-Ratio = sim_node env steps/s / PyBullet single-env steps/s (the issue's goal: >= 5x).
+Ratio = sim_node env steps/s / PyBullet single-env steps/s of the same row (vector rows: against
+PyBullet's gymnasium.make single environment; the issue's goal: >= 5x).
 """
 from __future__ import annotations
 
@@ -57,7 +63,8 @@ GOAL = 5.0
 
 # -- the same tasks on PyBullet ------------------------------------------------------------
 class PyBulletTask:
-    """N robots of one task in one PyBullet DIRECT client (N = 1: pybullet_envs' loop)."""
+    """N robots of one task in one PyBullet DIRECT client (N = 1: pybullet_envs' loop). Per robot
+    k: command(k, action) before the step, outcome(k, action) -> (obs, reward, done) after it."""
 
     def __init__(self, n: int):
         self.n = n
@@ -80,6 +87,13 @@ class PyBulletTask:
     def close(self):
         pb.disconnect(self.c)
 
+    def step(self, actions):
+        """N-world step: every robot commanded, one stepSimulation, every outcome; done (N,)."""
+        for k, a in enumerate(actions):
+            self.command(k, a)
+        pb.stepSimulation(physicsClientId=self.c)
+        return np.array([self.outcome(k, a)[2] for k, a in enumerate(actions)])
+
     def run(self, actions, limit, rng):
         """Step through actions (T, n, ...), resetting robots whose episode ended."""
         for k in range(self.n):
@@ -90,6 +104,34 @@ class PyBulletTask:
             for k in np.flatnonzero(done | (self.steps >= limit)):
                 self.reset(k, rng)
                 self.steps[k] = 0
+
+
+class PyBulletEnv(gymnasium.Env):
+    """The single environment of a PyBulletTask, written as pybullet_envs writes theirs (e.g.
+    CartPoleBulletEnv.step: set the motor, stepSimulation, read the joint states, build the
+    observation array, reward and done): a gymnasium.Env, so that gymnasium.make wraps it
+    exactly as it wraps sim_node's (TimeLimit, OrderEnforcing, PassiveEnvChecker)."""
+
+    def __init__(self, task_class, env_id):
+        spaces = gymnasium.make(env_id).unwrapped
+        self.action_space, self.observation_space = spaces.action_space, spaces.observation_space
+        self.task = task_class(1)
+        self._command, self._outcome = self.task.command, self.task.outcome
+        self._c = self.task.c
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.task.reset(0, self.np_random)
+        return self._outcome(0, None)[0], {}
+
+    def step(self, action):
+        self._command(0, action)
+        pb.stepSimulation(physicsClientId=self._c)
+        obs, reward, done = self._outcome(0, action)
+        return obs, reward, done, False, {}
+
+    def close(self):
+        self.task.close()
 
 
 class PyBulletCartPole(PyBulletTask):
@@ -110,20 +152,17 @@ class PyBulletCartPole(PyBulletTask):
         pb.resetJointState(self.ids[k], 0, x, x_dot, physicsClientId=self.c)
         pb.resetJointState(self.ids[k], 1, theta, theta_dot, physicsClientId=self.c)
 
-    def step(self, actions):
-        c = self.c
-        for b, a in zip(self.ids, actions.tolist()):
-            pb.setJointMotorControl2(b, 0, pb.TORQUE_CONTROL,
-                                     force=cartpole.FORCE if a == 1 else -cartpole.FORCE,
-                                     physicsClientId=c)
-        pb.stepSimulation(physicsClientId=c)
-        done = np.zeros(self.n, dtype=bool)
-        for k, b in enumerate(self.ids):
-            x, x_dot = pb.getJointState(b, 0, physicsClientId=c)[0:2]
-            theta, theta_dot = pb.getJointState(b, 1, physicsClientId=c)[0:2]
-            obs = np.array([x, x_dot, theta, theta_dot])
-            done[k] = abs(obs[0]) > cartpole.X_LIMIT or abs(obs[2]) > cartpole.THETA_LIMIT
-        return done
+    def command(self, k, a):
+        pb.setJointMotorControl2(self.ids[k], 0, pb.TORQUE_CONTROL,
+                                 force=cartpole.FORCE if a == 1 else -cartpole.FORCE,
+                                 physicsClientId=self.c)
+
+    def outcome(self, k, a):
+        b, c = self.ids[k], self.c
+        x, x_dot = pb.getJointState(b, 0, physicsClientId=c)[0:2]
+        theta, theta_dot = pb.getJointState(b, 1, physicsClientId=c)[0:2]
+        obs = np.array((x, x_dot, theta, theta_dot))
+        return obs, 1.0, abs(x) > cartpole.X_LIMIT or abs(theta) > cartpole.THETA_LIMIT
 
 
 class PyBulletPanda(PyBulletTask):
@@ -151,24 +190,21 @@ class PyBulletPanda(PyBulletTask):
             pb.resetJointState(self.ids[k], j, q[j], 0.0, physicsClientId=self.c)
         self.targets[k] = q
 
-    def step(self, actions):
-        c = self.c
-        self.targets = np.clip(self.targets + panda_reach.MAX_DELTA * actions, self.lower,
-                               self.upper)
-        for b, t in zip(self.ids, self.targets):
-            pb.setJointMotorControlArray(b, self.joints, pb.POSITION_CONTROL,
-                                         targetPositions=t.tolist(), physicsClientId=c)
-        pb.stepSimulation(physicsClientId=c)
-        done = np.zeros(self.n, dtype=bool)
-        for k, b in enumerate(self.ids):
-            states = pb.getJointStates(b, self.joints, physicsClientId=c)
-            ee = pb.getLinkState(b, self.ee, computeForwardKinematics=True,
-                                 physicsClientId=c)[4]
-            obs = np.concatenate(([s[0] for s in states], [s[1] for s in states],
-                                  ee,
-                                  self.goals[k]))
-            done[k] = np.linalg.norm(obs[14:17] - obs[17:20]) < panda_reach.SUCCESS_DISTANCE
-        return done
+    def command(self, k, a):
+        self.targets[k] = np.clip(self.targets[k] + panda_reach.MAX_DELTA * a, self.lower,
+                                  self.upper)
+        pb.setJointMotorControlArray(self.ids[k], self.joints, pb.POSITION_CONTROL,
+                                     targetPositions=self.targets[k].tolist(),
+                                     physicsClientId=self.c)
+
+    def outcome(self, k, a):
+        b, c = self.ids[k], self.c
+        states = pb.getJointStates(b, self.joints, physicsClientId=c)
+        ee = pb.getLinkState(b, self.ee, computeForwardKinematics=True, physicsClientId=c)[4]
+        obs = np.concatenate(([s[0] for s in states], [s[1] for s in states], ee,
+                              self.goals[k]))
+        distance = float(np.linalg.norm(obs[14:17] - obs[17:20]))
+        return obs, -distance, distance < panda_reach.SUCCESS_DISTANCE
 
 
 class PyBulletAnt(PyBulletTask):
@@ -199,21 +235,21 @@ class PyBulletAnt(PyBulletTask):
         for j, value in zip(self.joints, q):
             pb.resetJointState(b, j, value, 0.0, physicsClientId=self.c)
 
-    def step(self, actions):
-        c = self.c
-        for b, a in zip(self.ids, actions):
-            pb.setJointMotorControlArray(b, self.joints, pb.TORQUE_CONTROL,
-                                         forces=(ant.GEAR * a).tolist(), physicsClientId=c)
-        pb.stepSimulation(physicsClientId=c)
-        done = np.zeros(self.n, dtype=bool)
-        for k, b in enumerate(self.ids):
-            position, orientation = pb.getBasePositionAndOrientation(b, physicsClientId=c)
-            linear, angular = pb.getBaseVelocity(b, physicsClientId=c)
-            states = pb.getJointStates(b, self.joints, physicsClientId=c)
-            obs = np.concatenate(((position[2],), orientation, linear, angular,
-                                  [s[0] for s in states], [s[1] for s in states]))
-            done[k] = not ant.HEALTHY_Z[0] <= obs[0] <= ant.HEALTHY_Z[1]
-        return done
+    def command(self, k, a):
+        pb.setJointMotorControlArray(self.ids[k], self.joints, pb.TORQUE_CONTROL,
+                                     forces=(ant.GEAR * a).tolist(), physicsClientId=self.c)
+
+    def outcome(self, k, a):
+        b, c = self.ids[k], self.c
+        position, orientation = pb.getBasePositionAndOrientation(b, physicsClientId=c)
+        linear, angular = pb.getBaseVelocity(b, physicsClientId=c)
+        states = pb.getJointStates(b, self.joints, physicsClientId=c)
+        obs = np.concatenate(((position[2],), orientation, linear, angular,
+                              [s[0] for s in states], [s[1] for s in states]))
+        healthy = ant.HEALTHY_Z[0] <= obs[0] <= ant.HEALTHY_Z[1]
+        # (the x velocity of the base for sim_node's (x - x_before) / dt)
+        ctrl = 0.0 if a is None else ant.CTRL_COST * float(np.square(a).sum())
+        return obs, linear[0] + healthy - ctrl, not healthy
 
 
 TASKS = {
@@ -244,16 +280,32 @@ def _best(run, repeat):
     return best
 
 
-def sim_node_single(env_id, steps, repeat):
-    env = gymnasium.make(env_id)
+def _make(env_id, name, task_class, limit):
+    """(sim_node's env, PyBullet's env), both from gymnasium.make (TimeLimit, OrderEnforcing,
+    PassiveEnvChecker): the PyBullet one registered here as bench/PyBullet<name>-v0."""
+    pb_id = f"bench/PyBullet{name}-v0"
+    if pb_id not in gymnasium.registry:
+        gymnasium.register(pb_id, entry_point=PyBulletEnv, max_episode_steps=limit,
+                           kwargs=dict(task_class=task_class, env_id=env_id))
+    return gymnasium.make(env_id), gymnasium.make(pb_id)
+
+
+def single(env, steps, limit, repeat, unwrapped):
+    """env steps/s of one environment driven by the same loop on either side: through
+    gymnasium.make's wrappers, or its .unwrapped env with the loop counting the time limit."""
+    if unwrapped:
+        env = env.unwrapped
     actions = _actions(env.action_space, 1, steps)[:, 0]
 
     def run():
         env.reset(seed=0)
+        k = 0
         for a in actions:
             _, _, terminated, truncated, _ = env.step(a)
-            if terminated or truncated:
+            k += 1
+            if terminated or truncated or k >= limit:
                 env.reset()
+                k = 0
     return steps / _best(run, repeat)
 
 
@@ -304,12 +356,18 @@ def main(argv=None) -> int:
     print("|---|---|---:|---:|---:|---:|---|")
     for name in args.only:
         env_id, task_class, limit = TASKS[name]
-        space = gymnasium.make(env_id).action_space
+        ours_env, pb_env = _make(env_id, name, task_class, limit)
+        space = ours_env.action_space
         steps = args.steps
-        reference = pybullet(task_class, 1, steps, limit, args.repeat, space)
-        ours = sim_node_single(env_id, steps, args.repeat)
-        print(f"| {name} | single | {ours:,.0f} | {reference:,.0f} | | {ours / reference:.2f} "
-              f"| {'met' if ours >= GOAL * reference else 'not met'} |", flush=True)
+        reference = None
+        for unwrapped in (False, True):
+            theirs = single(pb_env, steps, limit, args.repeat, unwrapped)
+            ours = single(ours_env, steps, limit, args.repeat, unwrapped)
+            reference = reference or theirs
+            kind = "single, unwrapped" if unwrapped else "single, gymnasium.make"
+            print(f"| {name} | {kind} | {ours:,.0f} | {theirs:,.0f} | | {ours / theirs:.2f} "
+                  f"| {'met' if ours >= GOAL * theirs else 'not met'} |", flush=True)
+        pb_env.close()
         for n in args.sizes:
             vector_steps = max(20, steps // n)
             world = pybullet(task_class, n, vector_steps, limit, args.repeat, space)

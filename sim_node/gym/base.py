@@ -58,7 +58,8 @@ def pybullet_data_urdf(*parts: str):
 class Task:
     """N copies of one robot task in one Simulator. Subclasses set the spaces, `dt` (seconds of
     simulated time per step) and `max_episode_steps`, build the world in __init__, and
-    implement reset_copies / apply / observe / evaluate."""
+    implement reset_copies / apply / observe / evaluate (or, as CartPole, reset_copies /
+    observe / step itself)."""
 
     observation_space: gymnasium.spaces.Box
     action_space: gymnasium.spaces.Space
@@ -125,6 +126,10 @@ class Task:
             if not batched and type(actions) in (int, np.int64) \
                     and space.start <= actions < space.start + space.n:
                 return np.array((actions,))
+            if batched and type(actions) is np.ndarray and actions.dtype == np.int64 \
+                    and actions.shape == (self.copies,) and (actions >= space.start).all() \
+                    and (actions < space.start + space.n).all():
+                return actions
             return None
         if type(actions) is np.ndarray and actions.dtype == np.float64 \
                 and actions.shape == ((self.copies, *space.shape) if batched else space.shape) \

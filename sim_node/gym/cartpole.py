@@ -18,6 +18,7 @@ import gymnasium
 import numpy as np
 
 from sim_node.engine.api import ActuatorMode
+from sim_node.engine.stepper import RobotStep
 from sim_node.gym.base import Task, TaskEnv, pybullet_data_urdf
 from sim_node.model.world import WorldModel
 from sim_node.sim.simulator import Simulator
@@ -59,10 +60,18 @@ class CartPoleTask(Task):
         # no body to sweep
         self.filter_collisions([world.robot(i) for i in range(self.copies)], 0, 0)
         scene = self.sim.engine
-        # both joints torque driven (the pole's torque stays 0); an action writes the cart's
-        # feed-forward force in place, the engine's own array (no validation pass per step)
+        # both joints torque driven (the pole's torque stays 0); a step is one engine call
+        # (sim_node.engine.stepper.RobotStep): the copies' forces written, the 4 substeps
+        # taken, the observations (x, x_dot, theta, theta_dot) read from (q, v) = (x, theta,
+        # x_dot, theta_dot) and the episode bounds |x| <= X_LIMIT, |theta| <= THETA_LIMIT
+        # checked. Its substeps are Simulator.simulate(DT)'s (the task has no controllers,
+        # sensors or held wrenches, all simulate adds; the Simulator's getStatus is not updated:
+        # the step's status is self.kernel.status). Action k of Discrete(2) pushes with
+        # (2 k - 1) FORCE.
         for r in range(self.copies):
             scene.set_commands(r, int(ActuatorMode.TORQUE), tau_ff=np.zeros(2))
+        self.kernel = RobotStep(scene, range(self.copies), DT, SUBSTEPS, (0, 2, 1, 3),
+                                (X_LIMIT, THETA_LIMIT), ((-FORCE, 0.0), (FORCE, 0.0)))
         self._q, self._v, self._tau = scene.robot_q, scene.robot_v, scene.robot_tau_ff
         self._scene = scene
 
@@ -74,34 +83,15 @@ class CartPoleTask(Task):
             self._tau[r][:] = 0.0
         self._scene.refresh()
 
-    # apply / observe / evaluate have a path for one copy (the single environment, whose step
-    # is mostly this Python) doing the same arithmetic on scalars
-    def apply(self, actions):
-        if self.copies == 1:
-            a = actions[0, 0] if self.continuous else actions[0]
-            self._tau[0][0] = FORCE * a if self.continuous else FORCE * (2 * int(a) - 1)
-            return
-        force = FORCE * actions[:, 0] if self.continuous else FORCE * (2 * actions - 1)
-        for tau, f in zip(self._tau, force.tolist()):
-            tau[0] = f
+    def step(self, actions):
+        if self.continuous:
+            obs, terminated = self.kernel.step_dofs(0, FORCE * actions[:, 0])
+        else:
+            obs, terminated = self.kernel.step_choices(np.ascontiguousarray(actions))
+        return obs, np.ones(self.copies), terminated, None
 
     def observe(self):
-        n = self.copies
-        obs = np.empty((n, 4))              # per copy (x, x_dot, theta, theta_dot)
-        if n == 1:
-            obs[0, 0::2] = self._q[0]
-            obs[0, 1::2] = self._v[0]
-        else:
-            obs[:, 0::2] = np.concatenate(self._q).reshape(n, 2)
-            obs[:, 1::2] = np.concatenate(self._v).reshape(n, 2)
-        return obs
-
-    def evaluate(self, obs):
-        if self.copies == 1:
-            x, theta = obs[0, 0], obs[0, 2]
-            return np.ones(1), np.array((abs(x) > X_LIMIT or abs(theta) > THETA_LIMIT,)), None
-        terminated = (np.abs(obs[:, 0]) > X_LIMIT) | (np.abs(obs[:, 2]) > THETA_LIMIT)
-        return np.ones(self.copies), terminated, None
+        return self.kernel.observe()
 
     def camera(self):
         return (0.0, -4.0, 0.6), (0.0, 0.0, 0.5)
@@ -109,5 +99,26 @@ class CartPoleTask(Task):
 
 class CartPoleEnv(TaskEnv):
     """sim_node/CartPole-v0 (see the module docstring); continuous=True for a force in [-1, 1]
-    x 10 N."""
+    x 10 N.
+
+    Its step is the task's one engine call (CartPoleTask.kernel) with nothing around it but
+    the action's check: physics is ~1 us of a step, and Python would otherwise be most of it."""
     task_class = CartPoleTask
+
+    def __init__(self, render_mode: str | None = None, **options):
+        super().__init__(render_mode, **options)
+        self._kernel = self.task.kernel
+        self._continuous = self.task.continuous
+
+    def step(self, action):
+        if not self._ready:
+            raise RuntimeError(f"{self.task.name}: call reset() before step()")
+        # an int / numpy int64 within Discrete(2) steps at once; anything else goes through
+        # the task's full check (which raises on a bad action) first
+        result = None if self._continuous else self._kernel.step_choice(action)
+        if result is None:
+            actions = self.task.check_actions(action, batched=False)
+            result = (self._kernel.step_dof(0, FORCE * actions[0, 0]) if self._continuous
+                      else self._kernel.step_choice(int(actions[0])))
+        obs, terminated = result
+        return obs, 1.0, terminated, False, {}

@@ -1,4 +1,5 @@
-"""TaskVectorEnv: N copies of a sim_node.gym task stepped by ONE Simulator.simulate per step.
+"""TaskVectorEnv: N copies of a sim_node.gym task stepped by ONE engine step per env step
+(Simulator.simulate, or for CartPole the engine's one-call RobotStep).
 
 The copies live in one world, placed so that they never touch (sim_node.gym.base.Task), so the
 engine steps them all in one call and the step path reads and writes the engine's per-robot
@@ -80,7 +81,7 @@ class TaskVectorEnv(VectorEnv):
     the task (e.g. continuous=True for CartPole). max_episode_steps: the truncation length
     (None: the task's). workers: the copies split over this many worlds stepped at the same
     time in threads (sim_node.gym.vector.TaskGroup), one per core; 1 (default) is one world,
-    one Simulator.simulate per step."""
+    one engine step per step."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 

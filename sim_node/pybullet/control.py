@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from sim_node.engine.api import crba, rnea
+from sim_node.engine import motors as motor_kernels
 from sim_node.pybullet.client import (finite_float, finite_vector, get_client, vec, warn_once,
                                       xyzw)
 from sim_node.pybullet.errors import error
@@ -59,38 +59,70 @@ MOTOR_STIFFNESS = 100.0             # the motor's implicit damping in units of M
 
 
 class Motors:
-    """The motor table of one body, per PyBullet joint (entries of non-scalar joints unused)."""
+    """The motor table of one body, per PyBullet joint (entries of non-scalar joints unused).
+    The scalar motors' numbers are one table (sim_node.engine.motors: a row per quantity, a
+    column per joint) that the engine's motor kernels read and write each step; the named
+    rows below are views of it."""
 
     def __init__(self, n: int):
-        self.mode = np.full(n, VELOCITY_CONTROL)           # the motor: VELOCITY or POSITION
-        self.q_target = np.zeros(n)
-        self.v_target = np.zeros(n)
-        self.kp = np.zeros(n)
-        self.kd = np.full(n, DEFAULT_VELOCITY_GAIN)
-        self.force = np.full(n, np.nan)                    # nan: the default impulse
-        self.max_velocity = np.full(n, np.inf)
-        self.pd = {}                    # joint -> (q_target, v_target, kp, kd, force)
+        self.table = np.zeros((motor_kernels.NROW, n))
+        self.table[motor_kernels.MODE] = VELOCITY_CONTROL   # the motor: VELOCITY or POSITION
+        self.table[motor_kernels.KD] = DEFAULT_VELOCITY_GAIN
+        self.table[motor_kernels.FORCE] = np.nan            # nan: the default impulse
+        self.table[motor_kernels.MAX_VELOCITY] = np.inf
         # spherical joints: joint -> (quaternion target, velocity target (3), forces (3), kp,
         # kd, max velocity); TORQUE_CONTROL torques (3) for the next step
         self.spherical = {}
         self.spherical_torque = {}
         self.spherical_last = None      # (v indices, gain, v* or clamp, known) of the last step
         self.spherical_applied = {}     # v index -> torque applied over the last step
-        self.torque = np.zeros(n)       # TORQUE_CONTROL, for the next step
-        self.applied = np.zeros(n)      # appliedJointMotorTorque of the last step
-        # the last step's motors: implicit gain K and v* (K = 0: the clamped torque), and the
-        # TORQUE / PD torques
-        self.last_gain = np.zeros(n)
-        self.last_target = np.zeros(n)
-        self.last_known = np.zeros(n)
         self.external = None            # (nv) the last step's other generalized forces
-        self.step = None                # (M, C + G - external, v) of the step being taken
+        # (nv + 2, nv): M, C + G - external and v of the step being taken; stepping: between
+        # the pre-step and post-step hooks
+        self.step = None
+        self.stepping = False
+        self.kernel = None              # sim_node.engine.motors.RobotMotors on these arrays
 
     def copy_state(self) -> dict:
-        return copy.deepcopy(self.__dict__)
+        return copy.deepcopy({k: v for k, v in self.__dict__.items() if k != "kernel"})
 
     def set_state(self, state: dict):
-        self.__dict__.update(copy.deepcopy(state))
+        state = copy.deepcopy(state)
+        if "table" not in state:
+            state = _named_rows_to_table(state)
+        self.__dict__.update(state)
+        self.kernel = None
+
+    mode = property(lambda self: self.table[motor_kernels.MODE])
+    q_target = property(lambda self: self.table[motor_kernels.Q_TARGET])
+    v_target = property(lambda self: self.table[motor_kernels.V_TARGET])
+    kp = property(lambda self: self.table[motor_kernels.KP])
+    kd = property(lambda self: self.table[motor_kernels.KD])
+    force = property(lambda self: self.table[motor_kernels.FORCE])
+    max_velocity = property(lambda self: self.table[motor_kernels.MAX_VELOCITY])
+    torque = property(lambda self: self.table[motor_kernels.TORQUE])      # for the next step
+    applied = property(lambda self: self.table[motor_kernels.APPLIED])    # of the last step
+
+
+def _named_rows_to_table(state: dict) -> dict:
+    """A motor state of the format before the table (saveBullet files written before it: one
+    array per quantity, PD_CONTROL in a dict, M, bias and v as a tuple) in today's format."""
+    K = motor_kernels
+    n = len(state["mode"])
+    table = np.zeros((K.NROW, n))
+    for row, name in ((K.MODE, "mode"), (K.Q_TARGET, "q_target"), (K.V_TARGET, "v_target"),
+                      (K.KP, "kp"), (K.KD, "kd"), (K.FORCE, "force"),
+                      (K.MAX_VELOCITY, "max_velocity"), (K.TORQUE, "torque"),
+                      (K.APPLIED, "applied"), (K.LAST_GAIN, "last_gain"),
+                      (K.LAST_TARGET, "last_target"), (K.LAST_KNOWN, "last_known")):
+        table[row] = state.pop(name)
+    for j, values in state.pop("pd").items():
+        table[K.PD_ON:K.PD_FORCE + 1, j] = (1.0, *values)
+    step = state.pop("step")
+    state["step"] = None if step is None else np.vstack([step[0], step[1], step[2]])
+    state["stepping"] = step is not None
+    state["table"] = table
+    return state
 
 
 def motors(body) -> Motors:
@@ -259,6 +291,22 @@ def _float_list(values, fn, name) -> list:
     return [finite_float(x, fn, f"{name} entry") for x in values]
 
 
+def _number(value, default, fn, what, bound, nonnegative=False) -> float:
+    """value (None: default) as a float within +-bound (and >= 0 when nonnegative); p.error
+    naming fn and what otherwise."""
+    if value is None:
+        return default
+    # a float in range passes at once (NaN fails the comparison and takes the full check)
+    if type(value) is float and (0.0 if nonnegative else -bound) <= value <= bound:
+        return value
+    x = finite_float(value, fn, what)
+    if abs(x) > bound:
+        raise error(f"{fn}: |{what}| must be <= {bound:g}, got {x}")
+    if nonnegative and x < 0:
+        raise error(f"{fn}: {what} must be >= 0, got {x}")
+    return x
+
+
 def _command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn) -> tuple:
     try:
         mode = int(mode)
@@ -268,29 +316,24 @@ def _command(body, j, mode, q_target, v_target, force, kp, kd, max_velocity, fn)
     if mode not in _MODES:
         raise error(f"{fn}: controlMode {mode} is not supported; valid: "
                     + ", ".join(f"{n} ({m})" for m, n in _MODES.items()))
-    qs, _ = body.joint_coords(j)
-    fixed = qs.stop == qs.start
-    if not fixed:
-        _scalar_joint(body, j, fn)
-
-    def number(value, default, what, bound, nonnegative=False):
-        x = default if value is None else finite_float(value, fn, what)
-        if abs(x) > bound:
-            raise error(f"{fn}: |{what}| must be <= {bound:g}, got {x}")
-        if nonnegative and x < 0:
-            raise error(f"{fn}: {what} must be >= 0, got {x}")
-        return x
-    q = number(q_target, 0.0, "targetPosition", bounds.MAX_JOINT_POSITION)
-    v = number(v_target, 0.0, "targetVelocity", bounds.MAX_ANGULAR_SPEED)
+    # a scalar joint (the common case) is known to the body; else fixed (no motor) or an error
+    fixed = False
+    if j not in body.scalar_position:
+        qs, _ = body.joint_coords(j)
+        fixed = qs.stop == qs.start
+        if not fixed:
+            _scalar_joint(body, j, fn)
+    q = _number(q_target, 0.0, fn, "targetPosition", bounds.MAX_JOINT_POSITION)
+    v = _number(v_target, 0.0, fn, "targetVelocity", bounds.MAX_ANGULAR_SPEED)
     if mode == TORQUE_CONTROL:
-        f = number(force, 0.0, "force", bounds.MAX_TORQUE)
+        f = _number(force, 0.0, fn, "force", bounds.MAX_TORQUE)
     else:
-        f = number(force, DEFAULT_FORCE, "force", bounds.MAX_TORQUE, True)
-    gain_p = number(kp, DEFAULT_POSITION_GAIN if mode == POSITION_CONTROL else 0.0,
-                    "positionGain", bounds.MAX_GAIN, True)
-    gain_d = number(kd, DEFAULT_VELOCITY_GAIN, "velocityGain", bounds.MAX_GAIN, True)
-    vmax = math.inf if max_velocity is None else number(max_velocity, 0.0, "maxVelocity",
-                                                        bounds.MAX_ANGULAR_SPEED, True)
+        f = _number(force, DEFAULT_FORCE, fn, "force", bounds.MAX_TORQUE, True)
+    gain_p = _number(kp, DEFAULT_POSITION_GAIN if mode == POSITION_CONTROL else 0.0, fn,
+                     "positionGain", bounds.MAX_GAIN, True)
+    gain_d = _number(kd, DEFAULT_VELOCITY_GAIN, fn, "velocityGain", bounds.MAX_GAIN, True)
+    vmax = math.inf if max_velocity is None else _number(
+        max_velocity, 0.0, fn, "maxVelocity", bounds.MAX_ANGULAR_SPEED, True)
     if mode == PD_CONTROL and kp is None:
         gain_p = 0.0
     if fixed:
@@ -373,151 +416,67 @@ def _rotation_vector(q_from, q_to) -> np.ndarray:
 
 
 def _apply_commands(body, commands):
-    m = motors(body)
+    table = motors(body).table
+    K = motor_kernels
     for j, mode, q, v, f, kp, kd, vmax in filter(None, commands):
         if mode == TORQUE_CONTROL:
-            m.torque[j] += f
+            table[K.TORQUE, j] += f
         elif mode == PD_CONTROL:
-            m.pd[j] = (q, v, kp, kd, f)
+            table[K.PD_ON:K.PD_FORCE + 1, j] = (1.0, q, v, kp, kd, f)
         else:
-            m.pd.pop(j, None)
-            m.mode[j], m.q_target[j], m.v_target[j] = mode, q, v
-            m.kp[j] = kp if mode == POSITION_CONTROL else 0.0
-            m.kd[j], m.force[j], m.max_velocity[j] = kd, f, vmax
+            table[K.PD_ON, j] = 0.0
+            # rows MODE .. MAX_VELOCITY are consecutive
+            table[K.MODE:K.MAX_VELOCITY + 1, j] = (
+                mode, q, v, kp if mode == POSITION_CONTROL else 0.0, kd, f, vmax)
 
 
 # -- the step hooks (installed by connect) ---------------------------------------------------
 def apply_motors(client):
-    """Pre-step: turn every body's motors into engine actuator commands for this step (plain
-    Python floats: robots have a few dozen joints at most, where numpy's per-call cost
-    dominates)."""
+    """Pre-step: turn every body's motors into engine actuator commands for this step (the
+    per-step arithmetic is sim_node.engine.motors': one call per body)."""
     dt = client.time_step
     scene = client.sim.engine
-    share = MOTOR_STIFFNESS / (1.0 + MOTOR_STIFFNESS)
-    default_force = DEFAULT_MAX_IMPULSE / dt
+    gx, gy, gz = client.gravity
     for body in client.bodies.values():
-        js, qis, vis = body.scalar_lists
+        js = body.scalar_joints[0]
         m = motors(body)
-        if not js and not m.spherical and not m.spherical_torque:
+        if not len(js) and not m.spherical and not m.spherical_torque:
             continue
-        r = body.robot_index()
-        model, data, q_full = client.sim.robot_query(r)
-        v_now = scene.robot_v[r]
-        M = crba.mass_matrix(model, data, q_full)
-        # C + G, and the other generalized forces the last step met (contacts, joint limits,
-        # friction: the motors' prediction lags them by a step)
-        bias = rnea.inverse_dynamics(model, data, q_full, v_now, np.zeros(len(v_now)),
-                                     client.gravity)
-        if m.external is not None and len(m.external) == len(v_now):
-            bias = bias - m.external
-        m.step = (M, bias, v_now.copy())
-        if m.spherical or m.spherical_torque:
-            _apply_spherical_motors(client, body, m, dt, share, M, bias)
-        if not js:
-            continue
-        q, v = scene.robot_q[r].tolist(), scene.robot_v[r].tolist()
-        nv = len(v)
-        torque, force_l = m.torque.tolist(), m.force.tolist()
-        kp_l, kd_l = m.kp.tolist(), m.kd.tolist()
-        qt_l, vt_l, vmax_l = m.q_target.tolist(), m.v_target.tolist(), m.max_velocity.tolist()
-        pd = m.pd
-        known = [0.0] * len(js)
-        targets, forces = [0.0] * len(js), [0.0] * len(js)
-        dv = None
-        for k, j in enumerate(js):
-            qi, vi = qis[k], vis[k]
-            tau = torque[j]
-            if pd and j in pd:
-                qt, vt, kp, kd, f = pd[j]
-                tau += min(f, max(-f, kp * (qt - q[qi]) + kd * (vt - v[vi])))
-            known[k] = tau
-            force = force_l[j]
-            if force != force:          # (nan: Bullet's default impulse)
-                force = default_force
-            forces[k] = force
-            if force > 0.0:
-                target = v[vi] + kp_l[j] * (qt_l[j] - q[qi]) / dt + kd_l[j] * (vt_l[j] - v[vi])
-                vmax = vmax_l[j]
-                target = vmax if target > vmax else (-vmax if target < -vmax else target)
-                targets[k] = target
-                if dv is None:
-                    dv = np.zeros(nv)
-                dv[vi] = share * (target - v[vi])
-        m.torque[:] = 0.0
-        mode, kd_arr = scene.robot_mode[r], scene.robot_kd[r]
-        v_des, tau_ff = scene.robot_v_des[r], scene.robot_tau_ff[r]
-        scene.robot_kp[r][vis] = 0.0
-        scene.robot_ki[r][vis] = 0.0
-        scene.robot_advance[r][vis] = 0.0
-        clamp = diagonal = None
-        if dv is not None:
-            clamp = _motor_clamps(M, bias, dv / dt, vis, forces, known)
-            diagonal = M.diagonal().tolist()
-        last_gain, last_target, last_known = m.last_gain, m.last_target, m.last_known
-        for k, j in enumerate(js):
-            vi, force, tau = vis[k], forces[k], known[k]
-            gain = clamped = 0.0
-            free = False
-            if force > 0.0:
-                if clamp[k] == 0.0:
-                    free = True
-                    gain = MOTOR_STIFFNESS * max(diagonal[vi], 1e-12) / dt
-                else:
-                    clamped = clamp[k]
-            if free:
-                mode[vi], kd_arr[vi], v_des[vi], tau_ff[vi] = ACTUATOR_PID, gain, targets[k], tau
-                last_target[j] = targets[k]
-            else:
-                mode[vi], kd_arr[vi], v_des[vi] = ACTUATOR_TORQUE, 0.0, 0.0
-                tau_ff[vi] = tau + clamped
-                last_target[j] = clamped
-            last_gain[j], last_known[j] = gain, tau
+        kernel = _kernel(client, scene, body, m)
+        nv = len(m.external) if m.external is not None else -1
+        external = m.external if nv == m.step.shape[1] else None
+        # M, C + G - the other generalized forces the last step met (contacts, joint limits,
+        # friction: the motors' prediction lags them by a step), v; then the scalar motors
+        spherical = bool(m.spherical or m.spherical_torque)
+        kernel.pre(gx, gy, gz, external, not spherical, dt, MOTOR_STIFFNESS,
+                   DEFAULT_MAX_IMPULSE / dt)
+        if spherical:
+            n = m.step.shape[1]
+            _apply_spherical_motors(client, body, m, dt, MOTOR_STIFFNESS / (1.0 + MOTOR_STIFFNESS),
+                                    m.step[:n], m.step[n])
+            if len(js):
+                kernel.commands(dt, MOTOR_STIFFNESS, DEFAULT_MAX_IMPULSE / dt)
+        m.stepping = True
 
 
-def _motor_clamps(M, bias, accel, vis, forces, known) -> list:
-    """Which scalar motors saturate this step: per motor k, 0.0 when it reaches its velocity
-    target with a torque within +-forces[k], else the torque +-forces[k] it gets (Bullet's
-    clamped impulse).
-
-    M (nv x nv), bias (nv: C + G - the last step's other forces), accel (nv: the acceleration
-    each motor asks for at its dof vis[k], (v* - qd) c / (1 + c) / dt), known (the TORQUE / PD
-    torques of each motor's joint). The dofs without an unsaturated motor (the floating base,
-    limp and saturated joints) move freely under their known torques: the motors' torques
-    come from M a + bias = tau with a given on the motors' dofs and tau on the others; the
-    motor most over its force is clamped and the rest solved again, until none exceeds (a weak motor gives way without making its neighbours' motors pay for holding it,
-    as Bullet's joint solve)."""
-    nv = len(bias)
-    n = len(vis)
-    clamp = [0.0] * n
-    active = [k for k in range(n) if forces[k] > 0.0]
-    tau = np.zeros(nv)
-    for k in range(n):
-        tau[vis[k]] += known[k]
-    for _ in range(n + 1):
-        S = [vis[k] for k in active]
-        if not S:
-            break
-        on_s = np.zeros(nv, dtype=bool)
-        on_s[S] = True
-        N = np.flatnonzero(~on_s)
-        a_S = accel[S]
-        a = np.zeros(nv)
-        a[S] = a_S
-        if len(N):
-            rhs = tau[N] - bias[N] - M[np.ix_(N, S)] @ a_S
-            try:
-                a[N] = np.linalg.solve(M[np.ix_(N, N)], rhs)
-            except np.linalg.LinAlgError:
-                a[N] = np.linalg.lstsq(M[np.ix_(N, N)], rhs, rcond=None)[0]
-        need = M[S] @ a + bias[S] - tau[S]
-        # the most overloaded motor gives way first: the others' needs change with it
-        ratio, i = max((abs(x) / forces[k], i) for i, (k, x) in enumerate(zip(active, need)))
-        if ratio <= 1.0:
-            break
-        k = active.pop(i)
-        clamp[k] = forces[k] if need[i] > 0 else -forces[k]
-        tau[vis[k]] += clamp[k]
-    return clamp
+def _kernel(client, scene, body, m):
+    """The body's RobotMotors, rebuilt when the scene (a world change), the motor table or the
+    step rows (a restored state) are other arrays than it was built on."""
+    r = body.robot_index()
+    q, v = scene.robot_q[r], scene.robot_v[r]
+    nv = len(v)
+    if m.step is None or m.step.shape != (nv + 2, nv):
+        m.step = np.empty((nv + 2, nv))
+    kernel = m.kernel
+    if kernel is None or kernel.arrays[0] is not q or kernel.arrays[2] is not m.table \
+            or kernel.arrays[3] is not m.step or kernel.arrays[1] is not v:
+        model, data, _ = client.sim.robot_query(r)
+        js, qis, vis = body.scalar_joints
+        kernel = m.kernel = motor_kernels.RobotMotors(
+            model, data, q, v, js, qis, vis, m.table, m.step, scene.robot_mode[r],
+            scene.robot_kp[r], scene.robot_ki[r], scene.robot_kd[r], scene.robot_v_des[r],
+            scene.robot_tau_ff[r], scene.robot_advance[r])
+    return kernel
 
 
 def _apply_spherical_motors(client, body, m, dt, share, M, bias):
@@ -578,30 +537,26 @@ def _apply_spherical_motors(client, body, m, dt, share, M, bias):
 
 
 def record_motors(client):
-    """Post-step: appliedJointMotorTorque of the step just taken."""
+    """Post-step: appliedJointMotorTorque of the step just taken, and the other generalized
+    forces it met (for the next step's prediction)."""
     scene = client.sim.engine
     for body in client.bodies.values():
         m = body.motors
-        js, _, vis = body.scalar_joints
-        if m is None or not (len(js) or m.spherical_last is not None):
+        if m is None or not m.stepping:
             continue
-        v_all = scene.robot_v[body.robot_index()]
-        v = v_all[vis]
-        gain, target = m.last_gain[js], m.last_target[js]
-        m.applied[js] = np.where(gain > 0.0, gain * (target - v), target) + m.last_known[js]
-        actuated = np.zeros(len(v_all))
-        actuated[vis] = m.applied[js]
+        m.stepping = False
+        extra = None
         if m.spherical_last is not None:
+            v_all = scene.robot_v[body.robot_index()]
             dofs, gain, target, known = m.spherical_last
             applied = np.where(gain > 0.0, gain * (target - v_all[dofs]), target) + known
             m.spherical_applied = dict(zip(dofs.tolist(), applied.tolist()))
-            actuated[dofs] = applied
-        if m.step is not None:
-            # what else acted over the step: M a + C + G - actuator torques (contacts, limits)
-            M, bias, v_before = m.step
-            external = 0.0 if m.external is None else m.external
-            m.external = M @ (v_all - v_before) / client.time_step + bias + external - actuated
-            m.step = None
+            extra = np.zeros(len(v_all))
+            extra[dofs] = applied
+        nv = m.step.shape[1]
+        external = m.external if m.external is not None and len(m.external) == nv else None
+        # what else acted over the step: M a + C + G - actuator torques (contacts, limits)
+        m.external = m.kernel.post(client.time_step, external, extra)
 
 
 # -- external forces ----------------------------------------------------------------------------

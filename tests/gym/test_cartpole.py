@@ -9,6 +9,7 @@ import numpy as np
 import pybullet_data
 import pytest
 import scipy.linalg
+from gymnasium.utils import seeding
 from gymnasium.utils.env_checker import check_env
 
 import sim_node.gym  # noqa: F401 (registers the ids)
@@ -91,7 +92,7 @@ def test_pole_falls_with_the_closed_form_acceleration(theta):
     task.sim.engine.robot_v[0][:] = 0.0
     task.sim.engine.refresh()
     h = cartpole.DT / cartpole.SUBSTEPS
-    task.apply(np.zeros((1, 1)))
+    task.sim.engine.robot_tau_ff[0][0] = 0.0             # no push
     task.sim.simulate(h)                    # one physics substep from rest
     v = task.sim.engine.robot_v[0]
     x_ddot, theta_ddot = _closed_form(theta, cartpole.GRAVITY)
@@ -111,7 +112,7 @@ def test_push_accelerates_the_cart_by_f_over_the_total_mass():
     M, m, l, I_c = _urdf_values()
     I_p = I_c + m * l * l
     h = cartpole.DT / cartpole.SUBSTEPS
-    task.apply(np.array([1]))
+    task.sim.engine.robot_tau_ff[0][0] = cartpole.FORCE      # action 1
     task.sim.simulate(h)
     expected = cartpole.FORCE * I_p / ((M + m) * I_p - (m * l) ** 2)
     assert task.sim.engine.robot_v[0][0] / h == pytest.approx(expected, rel=1e-9)
@@ -154,3 +155,55 @@ def test_lqr_from_the_closed_form_model_balances_until_truncation():
         obs, _, terminated, truncated, _ = env.step(np.clip(-K @ obs, -1.0, 1.0))
         assert not terminated, step
     assert truncated and np.all(np.abs(obs) < 0.05)
+
+
+@pytest.mark.parametrize("continuous", [False, True])
+def test_the_one_call_step_equals_the_task_stepped_through_the_simulator_bit_for_bit(continuous):
+    # the environment steps through sim_node.engine.stepper.RobotStep; the reference is the
+    # task's definition done through the Simulator API on a second copy: the cart's force
+    # written, Simulator.simulate(DT), (x, x_dot, theta, theta_dot) read, the bounds checked;
+    # over episodes of random actions of every accepted kind
+    env = gymnasium.make("sim_node/CartPole-v0", continuous=continuous).unwrapped
+    reference = cartpole.CartPoleTask(1, continuous=continuous)
+    sim = reference.sim
+    rng = np.random.default_rng(3)
+    ended = 0
+    for episode in range(4):
+        obs, _ = env.reset(seed=episode)
+        reference.reset_copies([0], [seeding.np_random(episode)[0]])
+        q, v = sim.engine.robot_q[0], sim.engine.robot_v[0]
+        assert obs.tolist() == [q[0], v[0], q[1], v[1]]
+        for step in range(cartpole.MAX_EPISODE_STEPS):
+            if continuous:
+                action = rng.uniform(-1.0, 1.0, 1)
+                force = cartpole.FORCE * action[0]
+            else:
+                action = [0, 1, np.int64(1), True][int(rng.integers(0, 4))]
+                force = cartpole.FORCE if action else -cartpole.FORCE
+            obs, reward, terminated, truncated, info = env.step(action)
+            sim.engine.robot_tau_ff[0][0] = force
+            sim.simulate(cartpole.DT)
+            assert obs.tolist() == [q[0], v[0], q[1], v[1]]
+            assert reward == 1.0 and not truncated and info == {}
+            assert type(terminated) is bool
+            assert terminated == (abs(q[0]) > 2.4 or abs(q[1]) > math.radians(12))
+            if terminated:
+                ended += 1
+                break
+    assert ended >= 1
+
+
+def test_the_vector_step_writes_each_copys_force():
+    # copies given different actions move apart; each equals a single copy given its action
+    vector = cartpole.CartPoleTask(3)
+    singles = [cartpole.CartPoleTask(1) for _ in range(3)]
+    vector.reset_copies(range(3), [np.random.default_rng(7 + k) for k in range(3)])
+    for k, single in enumerate(singles):
+        single.reset_copies([0], [np.random.default_rng(7 + k)])
+    actions = np.array([0, 1, 1])
+    for _ in range(5):
+        obs, reward, terminated, _ = vector.step(actions)
+        for k, single in enumerate(singles):
+            one, _, end, _ = single.step(actions[k:k + 1])
+            assert obs[k].tobytes() == one[0].tobytes() and terminated[k] == end[0]
+    assert obs[1, 1] > 0.0 > obs[0, 1] and reward.tolist() == [1.0] * 3

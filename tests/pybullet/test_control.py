@@ -462,3 +462,67 @@ def test_sleep_threshold_and_multi_dof_damping_are_checked_and_ignored_with_a_wa
             with pytest.raises(p.error):
                 p.setJointMotorControlMultiDof(uid, 2, pb.POSITION_CONTROL, damping=[bad],
                                                physicsClientId=a)
+
+
+def test_each_mode_writes_its_settings_and_leaves_the_others(pendulum_file):
+    """The motor table (one row per quantity, sim_node.engine.motors): a command writes its
+    mode's rows of its joint only; PD_CONTROL and a later motor command replace each other,
+    TORQUE_CONTROL adds up for the next step."""
+    from sim_node.engine import motors as K
+    from sim_node.pybullet.client import get_client
+    from sim_node.pybullet.control import motors
+
+    with ours() as a:
+        uid = quiet(p.loadURDF, pendulum_file, useFixedBase=1, physicsClientId=a)
+        table = motors(get_client(a).body(uid)).table
+        default = table.copy()
+        p.setJointMotorControl2(uid, 0, pb.POSITION_CONTROL, targetPosition=0.5,
+                                targetVelocity=0.25, force=7.0, positionGain=0.3,
+                                velocityGain=0.9, maxVelocity=2.0, physicsClientId=a)
+        expected = default.copy()
+        expected[[K.MODE, K.Q_TARGET, K.V_TARGET, K.KP, K.KD, K.FORCE, K.MAX_VELOCITY], 0] = \
+            (pb.POSITION_CONTROL, 0.5, 0.25, 0.3, 0.9, 7.0, 2.0)
+        assert np.array_equal(table, expected, equal_nan=True)
+        p.setJointMotorControl2(uid, 0, pb.PD_CONTROL, targetPosition=0.1, targetVelocity=0.2,
+                                force=3.0, positionGain=4.0, velocityGain=5.0,
+                                physicsClientId=a)
+        expected[[K.PD_ON, K.PD_Q, K.PD_V, K.PD_KP, K.PD_KD, K.PD_FORCE], 0] = \
+            (1.0, 0.1, 0.2, 4.0, 5.0, 3.0)
+        assert np.array_equal(table, expected, equal_nan=True)
+        for torque in (1.5, 2.0):
+            p.setJointMotorControl2(uid, 0, pb.TORQUE_CONTROL, force=torque, physicsClientId=a)
+        expected[K.TORQUE, 0] = 3.5
+        assert np.array_equal(table, expected, equal_nan=True)
+        p.setJointMotorControl2(uid, 0, pb.VELOCITY_CONTROL, targetVelocity=-1.0,
+                                physicsClientId=a)
+        expected[[K.PD_ON, K.MODE, K.Q_TARGET, K.V_TARGET, K.KP, K.KD, K.FORCE], 0] = \
+            (0.0, pb.VELOCITY_CONTROL, 0.0, -1.0, 0.0, 1.0, 100000.0)
+        expected[K.MAX_VELOCITY, 0] = np.inf
+        assert np.array_equal(table, expected, equal_nan=True)
+        p.stepSimulation(physicsClientId=a)
+        assert table[K.TORQUE, 0] == 0.0        # used by the step
+
+
+def test_a_motor_state_of_the_format_before_the_table_restores():
+    """saveBullet files written before the motor table held one array per quantity and
+    PD_CONTROL in a dict: set_state reads them into the table."""
+    from sim_node.engine import motors as K
+    from sim_node.pybullet.control import Motors
+
+    old = {"mode": np.array([2, 0]), "q_target": np.array([0.5, 0.0]),
+           "v_target": np.array([0.0, -1.0]), "kp": np.array([0.1, 0.0]),
+           "kd": np.array([1.0, 1.0]), "force": np.array([7.0, np.nan]),
+           "max_velocity": np.array([np.inf, 3.0]), "pd": {1: (0.2, 0.3, 4.0, 5.0, 6.0)},
+           "spherical": {}, "spherical_torque": {}, "spherical_last": None,
+           "spherical_applied": {}, "torque": np.array([0.0, 1.5]),
+           "applied": np.array([2.0, -2.0]), "last_gain": np.array([9.0, 0.0]),
+           "last_target": np.array([0.4, -2.0]), "last_known": np.array([0.0, 0.5]),
+           "external": None, "step": None}
+    m = Motors(2)
+    m.set_state(old)
+    for name in ("mode", "q_target", "v_target", "kp", "kd", "force", "max_velocity",
+                 "torque", "applied"):
+        assert np.array_equal(getattr(m, name), old[name], equal_nan=True), name
+    assert m.table[K.LAST_GAIN].tolist() == [9.0, 0.0]
+    assert m.table[K.PD_ON:K.PD_FORCE + 1, 1].tolist() == [1.0, 0.2, 0.3, 4.0, 5.0, 6.0]
+    assert m.table[K.PD_ON, 0] == 0.0 and m.step is None and not m.stepping
