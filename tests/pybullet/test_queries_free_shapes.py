@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import sim_node.pybullet as p
@@ -141,6 +141,55 @@ def test_a_sphere_and_a_cylinder_are_the_closed_form_of_the_rounded_cylinder(
     p.removeCollisionShape(sphere, physicsClientId=ours)
     p.removeCollisionShape(cylinder, physicsClientId=ours)
     assert rows[0][8] == pytest.approx(exact, abs=1e-9)
+
+
+def _box_overlap(half_a, R_a, p_a, half_b, R_b, p_b) -> float:
+    """The separating axis test of two boxes: the least overlap over the 15 axes (face normals
+    and edge cross products) [m]; for two overlapping boxes, their penetration depth."""
+    axes = [R_a[:, i] for i in range(3)] + [R_b[:, i] for i in range(3)]
+    axes += [np.cross(R_a[:, i], R_b[:, j]) for i in range(3) for j in range(3)]
+    least = math.inf
+    for axis in axes:
+        norm = np.linalg.norm(axis)
+        if norm < 1e-9:
+            continue
+        axis = axis / norm
+        reach = half_a @ np.abs(R_a.T @ axis) + half_b @ np.abs(R_b.T @ axis)
+        least = min(least, reach - abs(axis @ (p_b - p_a)))
+    return least
+
+
+@settings(max_examples=80, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(half_a=st.tuples(sizes, sizes, sizes), half_b=st.tuples(sizes, sizes, sizes),
+       offset=st.tuples(*[st.floats(-0.05, 0.05)] * 3), orn=quaternions)
+def test_deep_box_overlaps_are_the_separating_axis_depth(clients, half_a, half_b, offset,
+                                                         orn):
+    """Two boxes overlapping deeply (centres within 5 cm): ours is the separating axis test's
+    depth of the boxes shrunk by the margin, plus both margins (1e-9 m), as PyBullet's
+    (1e-4 m). B is turned by TWIST (the EPA gap of exactly parallel faces: below)."""
+    ours, _ = clients
+    q = pb.multiplyTransforms([0, 0, 0], _quaternion(orn), [0, 0, 0], TWIST)[1]
+    R_b = np.array(pb.getMatrixFromQuaternion(q)).reshape(3, 3)
+    inner_a, inner_b = np.asarray(half_a) - MARGIN, np.asarray(half_b) - MARGIN
+    depth = _box_overlap(inner_a, np.eye(3), np.zeros(3), inner_b, R_b, np.asarray(offset))
+    assume(depth > 1e-3)            # thin boxes 5 cm apart may not overlap
+
+    def query(module, client):
+        a = module.createCollisionShape(pb.GEOM_BOX, halfExtents=list(half_a),
+                                        physicsClientId=client)
+        b = module.createCollisionShape(pb.GEOM_BOX, halfExtents=list(half_b),
+                                        physicsClientId=client)
+        rows = module.getClosestPoints(-1, -1, 1.0, collisionShapeA=a, collisionShapeB=b,
+                                       collisionShapePositionB=list(offset),
+                                       collisionShapeOrientationB=q, physicsClientId=client)
+        if module is p:
+            p.removeCollisionShape(a, physicsClientId=client)
+            p.removeCollisionShape(b, physicsClientId=client)
+        return rows
+    rows, rows_ref = _both(clients, query)
+    assert rows[0][8] == pytest.approx(-depth - 2 * MARGIN, abs=1e-9)
+    assert rows[0][8] == pytest.approx(rows_ref[0][8], abs=1e-4)
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
