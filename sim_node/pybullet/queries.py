@@ -364,8 +364,10 @@ def _closest_rows(parts_a: list, parts_b: list, measured, max_distance: float) -
         return []
     parts = parts_a + parts_b
     inner = [_bullet_shape(part.element.shape) for part in parts]
-    scene = _query_scene([part.element for part in parts], [shape for shape, _ in inner])
+    elements = [GeometryElement(part.element.origin, shape)
+                for part, (shape, _) in zip(parts, inner)]
     na = len(parts_a)
+    scene = _query_scene([elements[:na], elements[na:]])
     # margins are at most BULLET_MARGIN each: the inner shapes are at most 2 of them further
     found = scene.closest_points(np.arange(na), np.arange(na, len(parts)),
                                  max_distance + 2.0 * BULLET_MARGIN)
@@ -413,14 +415,13 @@ def _box_plane(element_a: GeometryElement, element_b: GeometryElement):
     return (d, foot, corner, -n) if flip else (d, corner, foot, n)
 
 
-def _query_scene(elements: list, shapes: list):
-    """A one-off engine Scene holding shapes[k], placed as elements[k], as the only shape of
-    rigid object k (so a mesh is its convex hull, as a body's mesh in the simulation)."""
+def _query_scene(sides: list):
+    """A one-off engine Scene with a rigid object per side at the world origin, its shapes the
+    side's elements (placed in the world) in order: shape indices run through the sides in
+    turn. Meshes are their convex hulls, as a body's mesh in the simulation."""
     world = WorldModel()
-    for k, (element, shape) in enumerate(zip(elements, shapes)):
-        world.add(RigidObjectModel(f"part{k}", (GeometryElement(Origin(), shape),),
-                                   Mass(1.0, (0.0, 0.0, 0.0), 1.0), element.origin.R,
-                                   element.origin.p))
+    for k, elements in enumerate(sides):
+        world.add(RigidObjectModel(f"side{k}", elements, Mass(1.0, (0.0, 0.0, 0.0), 1.0)))
     return build_scene(world).scene
 
 

@@ -395,24 +395,22 @@ def test_junk_shape_arguments_give_rows_or_pybullet_error(clients, shape_a, shap
 
 @pytest.mark.xfail(strict=True, reason=(
     "GAP (engine gjk.pyx EPA): two equal boxes overlapping deeply with exactly parallel faces "
-    "(one centre, one turned about the common z axis; or nearly one centre, one turned by "
-    "180 degrees) report a depth that is not the least (-0.83 m for -0.5 m, -0.570 m for "
-    "-0.4877 m); turned by 1e-6 rad more, or at random poses (500 deep pairs against the "
-    "separating axis test), EPA is exact"))
-@pytest.mark.parametrize("offset, orientation, depth", [
-    ([0.0, 0.0, 0.0], [0.0, 0.0, 0.75, 1.0], 0.5),
-    # (w = 0 exactly works: the tiny w of hypothesis' example leaves 1e-250 entries in R)
-    ([0.0123, -0.0071, 0.0037], [0.0, 0.7000621404574421, -0.5, 2.482123534987842e-250],
-     0.4877)])
-def test_equal_boxes_with_parallel_faces_overlap_by_the_separating_axis(clients, offset,
-                                                                        orientation, depth):
-    """Two 0.5 m cubes, B at `offset` turned by `orientation`: the least translation that
-    separates them is the separating axis test's (PyBullet: the same)."""
+    "(one centre, one turned about the common z axis: coplanar top and bottom faces) report a "
+    "depth that is not the least (-0.83 m for -0.5 m); another such case (near one centre, "
+    "turned by 180 degrees about an axis whose w was 1e-250) came and went with the rotation "
+    "matrix's last bits; turned by 1e-6 rad more, or at random poses (the separating axis "
+    "test above), EPA is exact"))
+def test_equal_concentric_boxes_turned_about_z_overlap_by_their_height(clients):
+    """Two 0.5 m cubes with one centre, one turned by 1.29 rad about z: the least translation
+    that separates them is 0.5 m along z (the separating axis test's; PyBullet: -0.5)."""
     ours, _ = clients
+    q = _quaternion([0.0, 0.0, 0.75, 1.0])
+    R_b = np.array(pb.getMatrixFromQuaternion(q)).reshape(3, 3)
+    half = np.full(3, 0.25)
+    assert _box_overlap(half, np.eye(3), np.zeros(3), half, R_b, np.zeros(3)) == \
+        pytest.approx(0.5, abs=1e-12)
     box = p.createCollisionShape(pb.GEOM_BOX, halfExtents=[0.25] * 3, physicsClientId=ours)
     rows = p.getClosestPoints(-1, -1, 10.0, collisionShapeA=box, collisionShapeB=box,
-                              collisionShapePositionB=offset,
-                              collisionShapeOrientationB=_quaternion(orientation),
-                              physicsClientId=ours)
+                              collisionShapeOrientationB=q, physicsClientId=ours)
     p.removeCollisionShape(box, physicsClientId=ours)
-    assert rows[0][8] == pytest.approx(-depth, abs=1e-9)
+    assert rows[0][8] == pytest.approx(-0.5, abs=1e-9)
