@@ -4,8 +4,9 @@ tests, bounding boxes, overlap and collision filters.
 Each function maps onto the Simulator's own query (sim_node/sim/queries.py, rays.py: built with
 PyBullet's names and frames) and translates ids: a PyBullet (body unique id, link index) pair is
 a world entity and a link of its RobotModel (client.body(uid).link(i), -1 = the base), and an
-answer's world ID goes back through client.locate. Returns are PyBullet's tuples of Python
-floats and ints.
+answer's world ID goes back through client.locate; getClosestPoints measures PyBullet's shapes
+(its 1 mm collision margin) in a one-off engine scene of the elements involved, free collision
+shapes included. Returns are PyBullet's tuples of Python floats and ints.
 
 Differences from Bullet (README "The PyBullet API: queries, camera, dynamics, IK"):
 - Links welded by fixed joints are one collision body in the engine: a contact of the last step
@@ -272,10 +273,10 @@ def getClosestPoints(bodyA, bodyB, distance, linkIndexA=_ALL_LINKS, linkIndexB=_
     them. Two links of one body are measured only when linkIndexA and linkIndexB name two
     different links.
 
-    The shapes are PyBullet's, with its 1 mm collision margin (README "The PyBullet API:
-    queries"): boxes and cylinders rounded by 1 mm inside their size, mesh hulls grown by
-    1 mm, spheres, capsules and planes exact; a box against a plane is the sharp box (Bullet's
-    plane test takes the box's corner)."""
+    The shapes are PyBullet's, with its 1 mm collision margin (README "Queries, camera,
+    dynamics, IK (decisions)"): boxes and cylinders rounded by 1 mm inside their size, mesh
+    hulls grown by 1 mm, spheres, capsules and planes exact; a box against a plane is the sharp
+    box (Bullet's plane test takes the box's corner)."""
     fn = "getClosestPoints"
     client = get_client(physicsClientId)
     max_distance = number(distance, fn, "distance", MAX_QUERY_DISTANCE)
