@@ -29,6 +29,7 @@ from sim_node.pybullet.errors import error
 from sim_node.pybullet.loading_inertia import link_inertias
 
 __all__ = ["loadURDF", "removeBody", "createCollisionShape", "createCollisionShapeArray",
+           "removeCollisionShape",
            "createVisualShape", "createVisualShapeArray", "createMultiBody", "getVisualShapeData",
            "getCollisionShapeData", "changeVisualShape"]
 
@@ -245,6 +246,32 @@ def _shapes(client, kind: str) -> dict:
     return client.__dict__.setdefault(f"_{kind}_shapes", {})
 
 
+def _new_shape_id(shapes: dict) -> int:
+    # the lowest free id: PyBullet hands a removed shape's id out again
+    return next(k for k in range(len(shapes) + 1) if k not in shapes)
+
+
+def collision_shape(client, shape_id, fn: str, what: str) -> ShapeSpec:
+    """The ShapeSpec of a collision shape id of the client; error naming fn and what
+    otherwise."""
+    shapes = _shapes(client, "collision")
+    k = _flag_int(shape_id, fn, what)
+    if k not in shapes:
+        raise error(f"{fn}: {what} {k} is not a collision shape of this client (its ids: "
+                    f"{sorted(shapes) or 'none yet'}; createCollisionShape makes them)")
+    return shapes[k]
+
+
+def removeCollisionShape(collisionShapeId, physicsClientId=0):
+    """Forget a collision shape id (bodies made from it keep their shapes; its id is reused
+    by the next createCollisionShape, as in PyBullet). PyBullet refuses, with a warning, to
+    remove a shape a body uses; sim_node's bodies hold copies, so it removes any."""
+    client = get_client(physicsClientId)
+    fn = "removeCollisionShape"
+    collision_shape(client, collisionShapeId, fn, "collisionShapeId")
+    del _shapes(client, "collision")[int(collisionShapeId)]
+
+
 def _geometry(fn, shape_type, radius, half_extents, height, file_name, mesh_scale,
               plane_normal, client, index=""):
     """(shape, PyBullet dimensions, file name bytes) of one createCollisionShape entry."""
@@ -328,7 +355,7 @@ def createCollisionShape(shapeType, radius=0.5, halfExtents=(1.0, 1.0, 1.0), hei
     origin = _frame(collisionFramePosition, collisionFrameOrientation, fn, "collisionFrame")
     spec = ShapeSpec([GeometryElement(origin, shape)], [(int(shapeType), dims, name)])
     shapes = _shapes(client, "collision")
-    sid = len(shapes)
+    sid = _new_shape_id(shapes)
     shapes[sid] = spec
     return sid
 
@@ -418,7 +445,7 @@ def _shape_array(fn, kind, physicsClientId, shapeTypes, radii, halfExtents, leng
         elements.append(GeometryElement(origin, shape, color=color))
         described.append((int(shape_type), dims, name))
     shapes = _shapes(client, kind)
-    sid = len(shapes)
+    sid = _new_shape_id(shapes)
     shapes[sid] = ShapeSpec(elements, described, colors or None)
     return sid
 

@@ -4,8 +4,9 @@ tests, bounding boxes, overlap and collision filters.
 Each function maps onto the Simulator's own query (sim_node/sim/queries.py, rays.py: built with
 PyBullet's names and frames) and translates ids: a PyBullet (body unique id, link index) pair is
 a world entity and a link of its RobotModel (client.body(uid).link(i), -1 = the base), and an
-answer's world ID goes back through client.locate. Returns are PyBullet's tuples of Python
-floats and ints.
+answer's world ID goes back through client.locate; getClosestPoints measures PyBullet's shapes
+(its 1 mm collision margin) in a one-off engine scene of the elements involved, free collision
+shapes included. Returns are PyBullet's tuples of Python floats and ints.
 
 Differences from Bullet (README "The PyBullet API: queries, camera, dynamics, IK"):
 - Links welded by fixed joints are one collision body in the engine: a contact of the last step
@@ -21,16 +22,26 @@ import numbers
 
 import numpy as np
 
+from sim_node.model import geometry as geo
+from sim_node.model.bodies import RigidObjectModel
 from sim_node.model.collide import shape_owners
-from sim_node.pybullet.client import get_client
+from sim_node.model.robot import Mass
+from sim_node.model.scene import build_scene
+from sim_node.model.urdf import GeometryElement, Origin
+from sim_node.model.world import WorldModel
+from sim_node.pybullet.client import get_client, rotation, unit_quaternion
 from sim_node.pybullet.errors import error
 from sim_node.sim.simulator import STATUS_UNSTABLE
+from sim_node.pybullet.loading import collision_shape
 
 __all__ = ["getContactPoints", "getClosestPoints", "rayTest", "rayTestBatch",
            "getOverlappingObjects", "getAABB", "setCollisionFilterGroupMask",
            "setCollisionFilterPair", "performCollisionDetection"]
 
 MAX_RAYS = 2_000_000        # per rayTestBatch call (the engine's bound; PyBullet's is 16,384)
+MAX_QUERY_DISTANCE = 1e4    # [m] |distance| and |collisionShapePosition| of getClosestPoints
+BULLET_MARGIN = 1e-3        # [m] PyBullet's collision margin of created and URDF shapes
+_SHAPE_LINK = -2            # PyBullet's link index in the rows of a free collision shape
 _ALL_LINKS = -2             # PyBullet's "no link filter" default of the contact queries
 _BODY_STATIC, _BODY_ROBOT = 0, 3    # engine body kinds (sim_node.engine.api.BodyKind)
 
@@ -254,34 +265,171 @@ def getClosestPoints(bodyA, bodyB, distance, linkIndexA=_ALL_LINKS, linkIndexB=_
                      collisionShapeA=-1, collisionShapeB=-1, collisionShapePositionA=None,
                      collisionShapePositionB=None, collisionShapeOrientationA=None,
                      collisionShapeOrientationB=None, physicsClientId=0):
-    """The closest points of two bodies (of one link each when linkIndexA / B >= -1) no more
-    than `distance` [m] apart, at the current state: a tuple of the 14-tuples of
-    getContactPoints (normal from B to A, contactDistance < 0 in penetration, forces 0), one per
-    pair of links. PyBullet's queries of free collision shapes (collisionShapeA / B other than
-    -1, with their positions and orientations) are refused: sim_node measures bodies only."""
+    """The closest points of side A and side B no more than `distance` [m] apart, at the
+    current state: a tuple of the 14-tuples of getContactPoints (normal from B to A,
+    contactDistance < 0 in penetration, forces 0).
+
+    A side is a body (bodyA >= 0; linkIndexA >= -1 for one link, -2: all), a free collision
+    shape of createCollisionShape(Array) (collisionShapeA >= 0) placed at
+    collisionShapePositionA [m] with collisionShapeOrientationA (x, y, z, w), or both, as in
+    PyBullet. One row per pair of collision elements (PyBullet's colliders and compound
+    children), A's elements outer, B's inner, each side's free shape before its body's links
+    (-1, 0, 1, ...): body rows carry the body's unique id and link index, free shape rows the
+    side's bodyA / bodyB argument (-1 without a body) and link index -2, as PyBullet reports
+    them. Two links of one body are measured only when linkIndexA and linkIndexB name two
+    different links.
+
+    The shapes are PyBullet's, with its 1 mm collision margin (README "Queries, camera,
+    dynamics, IK (decisions)"): boxes and cylinders rounded by 1 mm inside their size, mesh
+    hulls grown by 1 mm, spheres, capsules and planes exact; a box against a plane is the sharp
+    box (Bullet's plane test takes the box's corner)."""
     fn = "getClosestPoints"
-    for name, shape in (("collisionShapeA", collisionShapeA),
-                        ("collisionShapeB", collisionShapeB)):
-        if shape is not None and integer(shape, fn, name) != -1:
-            raise error(f"{fn}: {name} {shape}: closest points of a free collision shape are "
-                        "not supported by sim_node (bodies only: bodyA, bodyB, leave "
-                        f"{name} at -1)")
     client = get_client(physicsClientId)
-    a = body_of(client, bodyA, fn, "bodyA")
-    b = body_of(client, bodyB, fn, "bodyB")
-    max_distance = number(distance, fn, "distance", 1e4)
-    ea, la = _entity_link(a, _link_arg(a, linkIndexA, fn, "linkIndexA"))
-    eb, lb = _entity_link(b, _link_arg(b, linkIndexB, fn, "linkIndexB"))
-    if ea == eb and (la is None or lb is None or la == lb):
-        return ()           # a body against itself: only two different links of it
+    max_distance = number(distance, fn, "distance", MAX_QUERY_DISTANCE)
+    parts_a = _side(client, fn, "A", bodyA, linkIndexA, collisionShapeA,
+                    collisionShapePositionA, collisionShapeOrientationA)
+    parts_b = _side(client, fn, "B", bodyB, linkIndexB, collisionShapeB,
+                    collisionShapePositionB, collisionShapeOrientationB)
+    two_links = (integer(linkIndexA, fn, "linkIndexA") != _ALL_LINKS
+                 and integer(linkIndexB, fn, "linkIndexB") != _ALL_LINKS)
+
+    def measured(a, b) -> bool:
+        return not (a.body and b.body and a.uid == b.uid and (a.link == b.link or not two_links))
+    return tuple(_closest_rows(parts_a, parts_b, measured, max_distance))
+
+
+# -- getClosestPoints on PyBullet's shapes -----------------------------------------------------
+class _Part:
+    """One collision element of a getClosestPoints side: `uid`, `link` (the PyBullet ids its
+    rows report), `body` (a body's element, not a free shape's) and `element`
+    (GeometryElement whose origin is its placement in the world)."""
+
+    def __init__(self, uid: int, link: int, body: bool, element: GeometryElement):
+        self.uid, self.link, self.body, self.element = uid, link, body, element
+
+
+def _side(client, fn: str, side: str, body_arg, link_arg, shape_arg, position,
+          orientation) -> list:
+    """The parts of side A or B: a free shape's elements, then a body's (link order)."""
+    uid = integer(body_arg, fn, f"body{side}")
+    shape = -1 if shape_arg is None else integer(shape_arg, fn, f"collisionShape{side}")
+    for name, value in ((f"body{side}", uid), (f"collisionShape{side}", shape)):
+        if value < -1:
+            raise error(f"{fn}: {name} {value} is not an id (ids are >= 0; -1: none)")
+    if uid == -1 and shape == -1:
+        raise error(f"{fn}: side {side} is empty: give body{side} (a body unique id) or "
+                    f"collisionShape{side} (a createCollisionShape id)")
+    parts = []
+    if shape >= 0:
+        spec = collision_shape(client, shape, fn, f"collisionShape{side}")
+        p_W = vec((0.0, 0.0, 0.0) if position is None else position, 3, fn,
+                  f"collisionShapePosition{side}", MAX_QUERY_DISTANCE)
+        R_W = rotation(unit_quaternion((0.0, 0.0, 0.0, 1.0) if orientation is None
+                                       else orientation, fn,
+                                       f"collisionShapeOrientation{side}"))
+        parts += [_Part(uid, _SHAPE_LINK, False, _placed(e, R_W, p_W)) for e in spec.elements]
+    if uid >= 0:
+        body = body_of(client, uid, fn, f"body{side}")
+        link = _link_arg(body, link_arg, fn, f"linkIndex{side}")
+        R_links, p_links = body.link_frames()
+        for pb_link in range(-1, body.num_joints) if link is None else (link,):
+            r = body.robot_link(pb_link)
+            parts += [_Part(uid, pb_link, True, _placed(e, R_links[r], p_links[r]))
+                      for e in body.link(pb_link).getCollisionGeometry()]
+    return parts
+
+
+def _placed(element: GeometryElement, R_W, p_W) -> GeometryElement:
+    """The element with its origin in the world, for its frame at (R_W, p_W)."""
+    return GeometryElement(Origin(R=R_W @ element.origin.R, p=p_W + R_W @ element.origin.p),
+                           element.shape)
+
+
+def _bullet_shape(shape) -> tuple:
+    """(inner shape, margin [m]): PyBullet's shape is the inner shape grown by the margin
+    (Bullet's GJK measures the inner shapes, then takes the margins off). Boxes and cylinders
+    keep their size (the margin comes off their dimensions: rounded edges; a box or cylinder
+    thinner than 4 mm gets a quarter of its thinnest size as margin), mesh hulls grow by it,
+    spheres and capsules are exact (Bullet's inner shape: a point or segment grown by the
+    radius), planes exact."""
+    if isinstance(shape, geo.Box):
+        m = min(BULLET_MARGIN, 0.25 * min(shape.size))
+        return geo.Box(tuple(s - 2.0 * m for s in shape.size)), m
+    if isinstance(shape, geo.Cylinder):
+        m = min(BULLET_MARGIN, 0.25 * shape.radius, 0.25 * shape.length)
+        return geo.Cylinder(shape.radius - m, shape.length - 2.0 * m), m
+    if isinstance(shape, geo.Mesh):
+        return shape, BULLET_MARGIN
+    return shape, 0.0
+
+
+def _closest_rows(parts_a: list, parts_b: list, measured, max_distance: float) -> list:
+    """Rows of the pairs (a, b) of parts_a x parts_b with measured(a, b), within
+    max_distance [m], in pair order: the engine's closest points of the inner shapes (one
+    query scene) with the margins taken off."""
+    if not parts_a or not parts_b:
+        return []
+    parts = parts_a + parts_b
+    inner = [_bullet_shape(part.element.shape) for part in parts]
+    elements = [GeometryElement(part.element.origin, shape)
+                for part, (shape, _) in zip(parts, inner)]
+    na = len(parts_a)
+    scene = _query_scene([elements[:na], elements[na:]])
+    # margins are at most BULLET_MARGIN each: the inner shapes are at most 2 of them further
+    found = scene.closest_points(np.arange(na), np.arange(na, len(parts)),
+                                 max_distance + 2.0 * BULLET_MARGIN)
+    where = {(int(i), int(j) - na): k
+             for k, (i, j) in enumerate(zip(found["shape_a"], found["shape_b"]))}
     zero = np.zeros(3)
     rows = []
-    for p in client.sim.getClosestPoints(ea, eb, max_distance, la, lb):
-        ua, pla = _locate_link(client, p.body_a, p.link_a)
-        ub, plb = _locate_link(client, p.body_b, p.link_b)
-        rows.append(_contact_row(ua, pla, ub, plb, p.point_a, p.point_b, p.normal, p.distance,
-                                 zero))
-    return tuple(rows)
+    for i, a in enumerate(parts_a):
+        for j, b in enumerate(parts_b):
+            if not measured(a, b):
+                continue
+            box_plane = _box_plane(a.element, b.element)
+            if box_plane is not None:
+                d, point_a, point_b, normal = box_plane
+            elif (i, j) in where:
+                k = where[i, j]
+                normal = found["normal"][k]
+                m_a, m_b = inner[i][1], inner[na + j][1]
+                # the margins grow A and B along the normal: A's point moves against it
+                d = float(found["distance"][k]) - m_a - m_b
+                point_a = found["point_a"][k] - m_a * normal
+                point_b = found["point_b"][k] + m_b * normal
+            else:
+                continue
+            if d <= max_distance:
+                rows.append(_contact_row(a.uid, a.link, b.uid, b.link, point_a, point_b,
+                                         normal, d, zero))
+    return rows
+
+
+def _box_plane(element_a: GeometryElement, element_b: GeometryElement):
+    """(distance, point on A, point on B, normal from B to A) of a box and a plane (either
+    order) as Bullet's plane test measures them: the box corner furthest down the plane
+    normal, ties to the + side of each box axis; None for other pairs."""
+    flip = isinstance(element_a.shape, geo.Plane) and isinstance(element_b.shape, geo.Box)
+    box, plane = (element_b, element_a) if flip else (element_a, element_b)
+    if not (isinstance(box.shape, geo.Box) and isinstance(plane.shape, geo.Plane)):
+        return None
+    n = plane.origin.R @ np.asarray(plane.shape.normal, dtype=float)
+    on_plane = plane.origin.p + n * plane.shape.offset
+    half = np.asarray(box.shape.size, dtype=float) / 2.0
+    corner = box.origin.p + box.origin.R @ np.where(box.origin.R.T @ -n >= 0.0, half, -half)
+    d = float(n @ (corner - on_plane))
+    foot = corner - d * n
+    return (d, foot, corner, -n) if flip else (d, corner, foot, n)
+
+
+def _query_scene(sides: list):
+    """A one-off engine Scene with a rigid object per side at the world origin, its shapes the
+    side's elements (placed in the world) in order: shape indices run through the sides in
+    turn. Meshes are their convex hulls, as a body's mesh in the simulation."""
+    world = WorldModel()
+    for k, elements in enumerate(sides):
+        world.add(RigidObjectModel(f"side{k}", elements, Mass(1.0, (0.0, 0.0, 0.0), 1.0)))
+    return build_scene(world).scene
 
 
 def performCollisionDetection(physicsClientId=0):

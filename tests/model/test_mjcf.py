@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from loader_reference import PB_JOINT_TYPE, as_arrays, build
 
 from sim_node.model.errors import ModelLoadError
 from sim_node.model.mjcf import MJCFError, MJCFWarning, parse_mjcf
@@ -21,9 +22,6 @@ pybullet_data = pytest.importorskip("pybullet_data")
 
 MJCF_DIR = Path(pybullet_data.getDataPath()) / "mjcf"
 MJCF_FILES = sorted(p.name for p in MJCF_DIR.glob("*.xml"))
-PB_JOINT_TYPE = {"revolute": pb.JOINT_REVOLUTE, "continuous": pb.JOINT_REVOLUTE,
-                 "prismatic": pb.JOINT_PRISMATIC, "spherical": pb.JOINT_SPHERICAL,
-                 "fixed": pb.JOINT_FIXED}
 # Files whose link frames PyBullet 3.2.7 gets wrong (README "SDF and MJCF (decisions)"):
 #  * humanoid*: PyBullet puts a floating base's centre of mass (its last fromto geom's
 #    midpoint) at the body's pos, so the whole humanoid sits 0.12 m higher than in MuJoCo;
@@ -39,21 +37,6 @@ def quiet_parse(path, **kw):
         return parse_mjcf(path, **kw)
 
 
-def build(body):
-    """The RobotModel of an MJCFBody, every scalar joint at 0 (PyBullet's initial state; the
-    builder's default clamps 0 into the limits)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        robot = WorldModel().makeRobot(body.urdf, body.fixed_base, R=body.R, t=body.p)
-    s = robot.structure
-    q = robot.getConfig()
-    for name in s.joint_names:
-        if s.joint_type[name] in ("revolute", "continuous", "prismatic"):
-            q[s.joint_q_index[name]] = 0.0
-    robot.setConfig(q)
-    return robot
-
-
 def counter_free(name: str) -> str:
     # PyBullet numbers jointfix_N_K from a process-wide counter; K is the parent link's index
     return re.sub(r"^jointfix_\d+_", "jointfix_*_", name)
@@ -64,27 +47,11 @@ def counter_free(name: str) -> str:
 REFERENCE_SCRIPT = r"""
 import json, sys
 import pybullet as pb
+sys.path.insert(0, sys.argv[1])
+from loader_reference import pybullet_bodies
 cid = pb.connect(pb.DIRECT)
-out = {}
-for path in sys.argv[1:]:
-    bodies = []
-    for uid in pb.loadMJCF(path, physicsClientId=cid):
-        pos, orn = pb.getBasePositionAndOrientation(uid, physicsClientId=cid)
-        dyn = pb.getDynamicsInfo(uid, -1, physicsClientId=cid)
-        joints = []
-        for j in range(pb.getNumJoints(uid, physicsClientId=cid)):
-            info = pb.getJointInfo(uid, j, physicsClientId=cid)
-            state = pb.getLinkState(uid, j, physicsClientId=cid)
-            joints.append(dict(
-                name=info[1].decode(), type=info[2], lower=info[8], upper=info[9],
-                axis=info[13], child=info[12].decode(),
-                mass=pb.getDynamicsInfo(uid, j, physicsClientId=cid)[0],
-                frame_p=state[4], frame_R=pb.getMatrixFromQuaternion(state[5])))
-        info = pb.getBodyInfo(uid, physicsClientId=cid)
-        bodies.append(dict(base=info[0].decode(), name=info[1].decode(), mass=dyn[0],
-                           pos=pos, R=pb.getMatrixFromQuaternion(orn), lip=dyn[3],
-                           joints=joints))
-    out[path] = bodies
+out = {path: pybullet_bodies(pb, pb.loadMJCF(path, physicsClientId=cid), cid)
+       for path in sys.argv[2:]}
 sys.stdout.write("\nJSON" + json.dumps(out))
 """
 
@@ -98,22 +65,11 @@ def reference():
     import sys
 
     paths = [str(MJCF_DIR / name) for name in MJCF_FILES]
-    run = subprocess.run([sys.executable, "-c", REFERENCE_SCRIPT, *paths], capture_output=True,
-                         text=True, timeout=300)
+    run = subprocess.run([sys.executable, "-c", REFERENCE_SCRIPT, str(Path(__file__).parent),
+                          *paths], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     raw = json.loads(run.stdout.rsplit("\nJSON", 1)[1])
-    out = {}
-    for name, path in zip(MJCF_FILES, paths):
-        bodies = []
-        for b in raw[path]:
-            R = np.array(b["R"]).reshape(3, 3)
-            joints = [dict(j, axis=np.array(j["axis"]), frame_p=np.array(j["frame_p"]),
-                           frame_R=np.array(j["frame_R"]).reshape(3, 3)) for j in b["joints"]]
-            bodies.append(dict(base=b["base"], name=b["name"], mass=b["mass"], base_R=R,
-                               base_p=np.array(b["pos"]) - R @ np.array(b["lip"]),
-                               joints=joints))
-        out[name] = bodies
-    return out
+    return {name: as_arrays(raw[path]) for name, path in zip(MJCF_FILES, paths)}
 
 
 @pytest.mark.parametrize("name", MJCF_FILES)

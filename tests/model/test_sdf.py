@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from loader_reference import PB_JOINT_TYPE, as_arrays, build, pybullet_bodies
 
 from sim_node.model.errors import ModelLoadError
 from sim_node.model.sdf import SDFError, SDFWarning, parse_sdf
@@ -23,9 +24,6 @@ SDF_FILES = sorted(str(p.relative_to(DATA)) for p in DATA.rglob("*.sdf"))
 PYBULLET_CRASHES = {"gripper/wsg50_one_motor_gripper_free_base.sdf"}
 # files whose meshes (meshes/coarse/*.stl) pybullet_data does not ship: PyBullet fails too
 MISSING_MESHES = {"kuka_iiwa/kuka_world.sdf", "kuka_iiwa/model2.sdf"}
-PB_JOINT_TYPE = {"revolute": pb.JOINT_REVOLUTE, "continuous": pb.JOINT_REVOLUTE,
-                 "prismatic": pb.JOINT_PRISMATIC, "spherical": pb.JOINT_SPHERICAL,
-                 "fixed": pb.JOINT_FIXED}
 
 
 def quiet_parse(path, scale=1.0):
@@ -34,44 +32,11 @@ def quiet_parse(path, scale=1.0):
         return parse_sdf(path, scale)
 
 
-def build(body):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        robot = WorldModel().makeRobot(body.urdf, body.fixed_base, R=body.R, t=body.p)
-    s = robot.structure
-    q = robot.getConfig()
-    for name in s.joint_names:
-        if s.joint_type[name] in ("revolute", "continuous", "prismatic"):
-            q[s.joint_q_index[name]] = 0.0
-    robot.setConfig(q)
-    return robot
-
-
 def pybullet_reference(name, scale=1.0):
     cid = pb.connect(pb.DIRECT)
     try:
-        ids = pb.loadSDF(str(DATA / name), globalScaling=scale, physicsClientId=cid)
-        bodies = []
-        for uid in ids:
-            pos, orn = pb.getBasePositionAndOrientation(uid, physicsClientId=cid)
-            dyn = pb.getDynamicsInfo(uid, -1, physicsClientId=cid)
-            R = np.array(pb.getMatrixFromQuaternion(orn)).reshape(3, 3)
-            joints = []
-            for j in range(pb.getNumJoints(uid, physicsClientId=cid)):
-                info = pb.getJointInfo(uid, j, physicsClientId=cid)
-                state = pb.getLinkState(uid, j, physicsClientId=cid)
-                joints.append(dict(
-                    name=info[1].decode(), type=info[2], lower=info[8], upper=info[9],
-                    effort=info[10], velocity=info[11], damping=info[6],
-                    axis=np.array(info[13]), child=info[12].decode(),
-                    mass=pb.getDynamicsInfo(uid, j, physicsClientId=cid)[0],
-                    frame_p=np.array(state[4]),
-                    frame_R=np.array(pb.getMatrixFromQuaternion(state[5])).reshape(3, 3)))
-            info = pb.getBodyInfo(uid, physicsClientId=cid)
-            bodies.append(dict(base=info[0].decode(), name=info[1].decode(), mass=dyn[0],
-                               base_R=R, base_p=np.array(pos) - R @ np.array(dyn[3]),
-                               joints=joints))
-        return bodies
+        uids = pb.loadSDF(str(DATA / name), globalScaling=scale, physicsClientId=cid)
+        return as_arrays(pybullet_bodies(pb, uids, cid))
     finally:
         pb.disconnect(cid)
 

@@ -374,3 +374,26 @@ def test_limits_read_by_their_leading_number_as_bullets_parser():
                 module.stepSimulation(physicsClientId=cid)
             moved.append(module.getJointState(uid, hip, physicsClientId=cid)[0])
         assert moved[1] < -0.01 and moved[0] == pytest.approx(moved[1], rel=0.15), moved
+
+
+def test_remove_collision_shape_frees_its_id_for_the_next_shape_as_pybullet():
+    """PyBullet hands a removed (unused) shape's id to the next createCollisionShape; a
+    removed id is no longer a shape (sim_node: p.error; PyBullet: a warning, no result)."""
+    made = {}
+    for module, connect in ((p, ours), (pb, reference)):
+        with connect() as cid:
+            ids = [module.createCollisionShape(pb.GEOM_SPHERE, radius=0.1 * (k + 1),
+                                               physicsClientId=cid) for k in range(3)]
+            module.removeCollisionShape(ids[1], physicsClientId=cid)
+            ids += [module.createCollisionShape(pb.GEOM_BOX, halfExtents=[0.1] * 3,
+                                                physicsClientId=cid) for _ in range(2)]
+            made[module] = ids
+            if module is p:
+                body = p.createMultiBody(0, ids[0], physicsClientId=cid)
+                p.removeCollisionShape(ids[0], physicsClientId=cid)     # its body keeps it
+                assert p.getCollisionShapeData(body, -1, physicsClientId=cid)[0][2:4] == \
+                    (pb.GEOM_SPHERE, (0.1, 0.1, 0.1))
+                with pytest.raises(p.error, match=r"removeCollisionShape: collisionShapeId 0 "
+                                                  r"is not a collision shape of this client"):
+                    p.removeCollisionShape(ids[0], physicsClientId=cid)
+    assert made[p] == made[pb] == [0, 1, 2, 1, 3]
