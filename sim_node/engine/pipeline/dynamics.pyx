@@ -13,8 +13,8 @@ body origin) steps as the velocity of its body's centre of mass c in the joint f
 ddq_lin + w x v_B being the origin's acceleration in the joint frame and w x (w x c) the
 centripetal term taking it to c. Stepping v_B itself (ddq_lin holds -w x v_B, explicit)
 turns each step's velocity by w dt without shrinking it: a 5 mm ball rolling at 0.5 m/s
-(w dt = 0.4 at 240 Hz) gained 9 % speed per step, fell through the ground, and flew off. Free bodies: gravity and wrench explicit, the
-gyroscopic term implicit."""
+(w dt = 0.4 at 240 Hz) gained 9 % speed per step, fell through the ground, and flew off.
+Free bodies: gravity and wrench explicit, the gyroscopic term implicit."""
 from libc.math cimport sqrt
 
 from sim_node.engine.aba cimport aba_armature, aba_factored
