@@ -10,7 +10,7 @@ joint damping and the PID's kd implicit. A free joint's linear velocity v_B (bod
 body origin) steps as the velocity of its body's centre of mass c in the joint frame instead
 (the integration stage moves c on a straight line, see there):
     vel_lin = v_B + dt (ddq_lin + w x (v_B + w x c)),
-ddq_lin + w x v_B being the origin's acceleration in the joint frame and w x (w x c) the
+ddq_lin + w x v_B being the origin's acceleration (body axes) and w x (w x c) the
 centripetal term taking it to c. Stepping v_B itself (ddq_lin holds -w x v_B, explicit)
 turns each step's velocity by w dt without shrinking it: a 5 mm ball rolling at 0.5 m/s
 (w dt = 0.4 at 240 Hz) gained 9 % speed per step, fell through the ground, and flew off.
