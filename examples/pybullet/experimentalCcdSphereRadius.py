@@ -1,7 +1,8 @@
 # bullet3 examples/pybullet/examples/experimentalCcdSphereRadius.py (pybullet 3.2.7 wheel:
 # pybullet_examples/), zlib licence (LICENSE.bullet3). Altered for sim_node, headless: import;
 # GUI -> DIRECT; the loop while connected -> STEPS steps (env PYBULLET_EXAMPLE_STEPS) without
-# sleeps; prints the contact count again at the end and where the spheres came to rest.
+# sleeps; prints the contact count again at the end, where the spheres came to rest and their
+# smallest and largest gaps to the terrain (getClosestPoints).
 import os
 import sim_node.pybullet as p
 import time
@@ -62,3 +63,6 @@ pts = p.getContactPoints()
 print("num points=", len(pts))
 heights = [p.getBasePositionAndOrientation(b)[0][2] for b in range(1, p.getNumBodies())]
 print("spheres", len(heights), "lowest z", min(heights), "highest z", max(heights))
+gaps = [min([c[8] for c in p.getClosestPoints(b, 0, 0.05)] or [1.0])
+        for b in range(1, p.getNumBodies())]
+print("gap to the terrain: smallest", min(gaps), "largest", max(gaps))

@@ -224,6 +224,7 @@ def scaled_shape(shape, s: float):
 # PyBullet's geometry types
 GEOM_SPHERE, GEOM_BOX, GEOM_CYLINDER, GEOM_MESH, GEOM_PLANE, GEOM_CAPSULE = 2, 3, 4, 5, 6, 7
 GEOM_HEIGHTFIELD = 9
+GEOM_FORCE_CONCAVE_TRIMESH = 1      # createCollisionShape flag: a mesh collides as its triangles
 _GEOM_NAMES = {GEOM_SPHERE: "GEOM_SPHERE", GEOM_BOX: "GEOM_BOX", GEOM_CYLINDER: "GEOM_CYLINDER",
                GEOM_MESH: "GEOM_MESH", GEOM_PLANE: "GEOM_PLANE", GEOM_CAPSULE: "GEOM_CAPSULE"}
 JOINT_REVOLUTE, JOINT_PRISMATIC, JOINT_SPHERICAL, JOINT_FIXED = 0, 1, 2, 4
@@ -273,8 +274,10 @@ def removeCollisionShape(collisionShapeId, physicsClientId=0):
 
 
 def _geometry(fn, shape_type, radius, half_extents, height, file_name, mesh_scale,
-              plane_normal, client, index=""):
-    """(shape, PyBullet dimensions, file name bytes) of one createCollisionShape entry."""
+              plane_normal, client, index="", concave=False):
+    """(shape, PyBullet dimensions, file name bytes) of one createCollisionShape entry; a mesh
+    collides as its triangles if `concave` (GEOM_FORCE_CONCAVE_TRIMESH), else as its convex hull
+    (PyBullet's default for GEOM_MESH)."""
     from sim_node.pybullet.connection import resolve_file
     try:
         kind = int(shape_type)
@@ -317,7 +320,7 @@ def _geometry(fn, shape_type, radius, half_extents, height, file_name, mesh_scal
         raise error(f"{fn}: meshScale{index} entries must be non-zero and within "
                     f"{MAX_SHAPE_SIZE:g}, got {scale.tolist()}")
     try:
-        mesh = geo.load_mesh(path, tuple(float(x) for x in scale))
+        mesh = geo.load_mesh(path, tuple(float(x) for x in scale), concave)
     except (OSError, geo.MeshLoadError, ValueError) as e:
         raise error(f"{fn}: cannot load the mesh '{path}': {e}") from None
     return mesh, tuple(float(x) for x in scale), path.encode()
@@ -340,7 +343,8 @@ def createCollisionShape(shapeType, radius=0.5, halfExtents=(1.0, 1.0, 1.0), hei
                          physicsClientId=0) -> int:
     """A collision shape for createMultiBody; its id (0, 1, ... per client). GEOM_SPHERE
     (radius), GEOM_BOX (halfExtents), GEOM_CYLINDER / GEOM_CAPSULE (radius, height along z),
-    GEOM_PLANE (planeNormal), GEOM_MESH (fileName, meshScale); collisionFrame*: the shape's
+    GEOM_PLANE (planeNormal), GEOM_MESH (fileName, meshScale: its convex hull, its triangles
+    with flags GEOM_FORCE_CONCAVE_TRIMESH; other flags ignored); collisionFrame*: the shape's
     placement in the (URDF) link frame of the link it is attached to, as PyBullet.
     GEOM_HEIGHTFIELD (heightfieldData and the other heightfield arguments) is refused with
     p.error; the heightfield arguments are ignored with other shapes (as PyBullet)."""
@@ -350,8 +354,9 @@ def createCollisionShape(shapeType, radius=0.5, halfExtents=(1.0, 1.0, 1.0), hei
     if vertices is not None or indices is not None:
         raise error(f"{fn}: meshes from vertices / indices are not supported by sim_node yet; "
                     "give a fileName")
+    concave = bool(_flag_int(flags, fn, "flags") & GEOM_FORCE_CONCAVE_TRIMESH)
     shape, dims, name = _geometry(fn, shapeType, radius, halfExtents, height, fileName,
-                                  meshScale, planeNormal, client)
+                                  meshScale, planeNormal, client, concave=concave)
     origin = _frame(collisionFramePosition, collisionFrameOrientation, fn, "collisionFrame")
     spec = ShapeSpec([GeometryElement(origin, shape)], [(int(shapeType), dims, name)])
     shapes = _shapes(client, "collision")
@@ -425,15 +430,16 @@ def _shape_array(fn, kind, physicsClientId, shapeTypes, radii, halfExtents, leng
         if values is None:
             return default
         return _sequence(values, fn, what, n)[i]
-    for i in range(n):
-        _flag_int(entry(flags, i, 0, "flags"), fn, f"flags[{i}]")
+    concave = [bool(_flag_int(entry(flags, i, 0, "flags"), fn, f"flags[{i}]")
+                    & GEOM_FORCE_CONCAVE_TRIMESH) for i in range(n)]
     elements, described, colors = [], [], []
     for i, shape_type in enumerate(shapeTypes):
         shape, dims, name = _geometry(
             fn, shape_type, entry(radii, i, 0.5, "radii"),
             entry(halfExtents, i, (1, 1, 1), "halfExtents"), entry(lengths, i, 1.0, "lengths"),
             entry(fileNames, i, "", "fileNames"), entry(meshScales, i, (1, 1, 1), "meshScales"),
-            entry(planeNormals, i, (0, 0, 1), "planeNormals"), client, f"[{i}]")
+            entry(planeNormals, i, (0, 0, 1), "planeNormals"), client, f"[{i}]",
+            concave[i] and kind == "collision")
         color = None
         if kind == "visual":
             color = entry(rgbaColors, i, None, "rgbaColors")

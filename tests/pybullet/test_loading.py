@@ -397,3 +397,47 @@ def test_remove_collision_shape_frees_its_id_for_the_next_shape_as_pybullet():
                                                   r"is not a collision shape of this client"):
                     p.removeCollisionShape(ids[0], physicsClientId=cid)
     assert made[p] == made[pb] == [0, 1, 2, 1, 3]
+
+
+def _v_trough(path, slope):
+    """An open V-shaped sheet z = slope |x| over [-1, 1]^2 (concave; its convex hull is a solid
+    prism whose top face is z = slope)."""
+    with open(path, "w") as f:
+        for x, z in ((-1.0, slope), (0.0, 0.0), (1.0, slope)):
+            f.write(f"v {x} -1 {z}\nv {x} 1 {z}\n")
+        f.write("f 1 3 4\nf 1 4 2\nf 3 5 6\nf 3 6 4\n")
+
+
+@pytest.mark.parametrize("array", [False, True])
+@pytest.mark.parametrize("concave", [False, True])
+def test_force_concave_trimesh_makes_a_mesh_collide_as_its_triangles_as_pybullet(
+        tmp_path, concave, array):
+    # a ball dropped into a V trough: GEOM_FORCE_CONCAVE_TRIMESH lands it in the groove, touching
+    # both faces (centre at (r + gap) sqrt(1 + slope^2)); without the flag it lands on the
+    # trough's convex hull (z = slope + r + gap); sim_node rests 0.5 mm apart (its boundary
+    # layer), PyBullet within its collision margin
+    slope, radius = 0.5, 0.05
+    path = str(tmp_path / "trough.obj")
+    _v_trough(path, slope)
+    flags = pb.GEOM_FORCE_CONCAVE_TRIMESH if concave else 0
+    heights = []
+    for api, client in ((p, ours), (pb, reference)):
+        with client() as c:
+            if array:
+                trough = api.createCollisionShapeArray([api.GEOM_MESH], fileNames=[path],
+                                                       flags=[flags], physicsClientId=c)
+            else:
+                trough = api.createCollisionShape(api.GEOM_MESH, fileName=path, flags=flags,
+                                                  physicsClientId=c)
+            api.createMultiBody(0, trough, physicsClientId=c)
+            ball = api.createCollisionShape(api.GEOM_SPHERE, radius=radius, physicsClientId=c)
+            uid = api.createMultiBody(1.0, ball, basePosition=[0, 0, 1.0], physicsClientId=c)
+            api.setGravity(0, 0, -10, physicsClientId=c)
+            for _ in range(480):
+                api.stepSimulation(physicsClientId=c)
+            heights.append(api.getBasePositionAndOrientation(uid, physicsClientId=c)[0][2])
+    ours_z, pybullet_z = heights
+    gap = 0.0005
+    expected = (radius + gap) * math.sqrt(1 + slope ** 2) if concave else slope + radius + gap
+    assert ours_z == pytest.approx(expected, abs=0.00025 * math.sqrt(1 + slope ** 2))
+    assert pybullet_z == pytest.approx(expected, abs=0.005)
