@@ -38,10 +38,11 @@ cnp.import_array()
 # The rest of the face, re-exported so that the layers above import only this module: the
 # robot Model/Data pair and the dynamics algorithms on it (Pinocchio-style f(model, data, ...)),
 # and the builders of the collision structures a Scene is made from.
-from sim_node.engine import aba, coriolis, crba, ik, kinematics, ltdl, rnea  # noqa: E402
+from sim_node.engine import aba, coriolis, crba, ik, kinematics, ltdl, motors, rnea  # noqa: E402
 from sim_node.engine.bvh import build_bvh  # noqa: E402
 from sim_node.engine.heightfield import make_heightfield_arrays  # noqa: E402
 from sim_node.engine.model import Data, Model  # noqa: E402
+from sim_node.engine.stepper import RobotStep  # noqa: E402
 from sim_node.engine.queries.render import Rasterizer  # noqa: E402
 
 import enum  # noqa: E402

@@ -17,8 +17,7 @@ import math
 import gymnasium
 import numpy as np
 
-from sim_node.engine.api import ActuatorMode
-from sim_node.engine.stepper import RobotStep
+from sim_node.engine.api import ActuatorMode, RobotStep
 from sim_node.gym.base import Task, TaskEnv, pybullet_data_urdf
 from sim_node.model.world import WorldModel
 from sim_node.sim.simulator import Simulator

@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from sim_node.engine import motors as motor_kernels
+from sim_node.engine.api import motors as motor_kernels
 from sim_node.pybullet.client import (finite_float, finite_vector, get_client, vec, warn_once,
                                       xyzw)
 from sim_node.pybullet.errors import error
