@@ -61,6 +61,12 @@ def quiet_server(host: str, port: int):
         return viser.ViserServer(host=host, port=port, verbose=False)
 
 
+def stop_quietly(server) -> None:
+    """Stop a viser server without its "Server stopped" line."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        server.stop()
+
+
 def _wxyz_of_xyzw(q) -> np.ndarray:
     q = np.asarray(q, dtype=float)
     return q[..., [3, 0, 1, 2]]
@@ -180,8 +186,7 @@ class Viewer:
             self._thread.join(timeout=5.0)
             self._thread = None
         if self.server is not None:
-            with contextlib.redirect_stdout(io.StringIO()):
-                self.server.stop()
+            stop_quietly(self.server)
             self.server = None
         self.scene = None
 
