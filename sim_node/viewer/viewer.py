@@ -77,10 +77,12 @@ class Viewer:
 
     port: 8080 by default; 0 picks a free port (a busy port moves on to the next free one);
     host: "127.0.0.1" (this machine only) or "0.0.0.0" (every interface); rate: drawing rate
-    ceiling [Hz] in (0, 30]."""
+    ceiling [Hz] in (0, 30]; controls: show the Pause / Step / Reset buttons and the RTF
+    slider (they act through run(); off when the stepping happens elsewhere, e.g. PyBullet's
+    stepSimulation)."""
 
     def __init__(self, sim, port: int = DEFAULT_PORT, host: str = "127.0.0.1",
-                 rate: float = MAX_RATE):
+                 rate: float = MAX_RATE, controls: bool = True):
         rate = float(rate)
         if not (0.0 < rate <= MAX_RATE):
             raise ValueError(f"Viewer: rate must be in (0, {MAX_RATE:g}] Hz, got {rate!r}")
@@ -89,6 +91,7 @@ class Viewer:
             raise ValueError(f"Viewer: port must be in 0..65535 (0: any free port), got {port}")
         self.sim = sim
         self.port, self.host, self.rate = port, str(host), rate
+        self.controls = bool(controls)
         self.server = None
         self.scene: ViewerScene | None = None
         self._extras: dict = {}           # name -> (kind, item, options) added by the user
@@ -104,7 +107,7 @@ class Viewer:
         self._reset_requested = False
         self.rtf = 1.0
         self._measured_rtf = float("nan")
-        self._status = "idle"
+        self.state = "idle"             # run(): "running", "paused"; "idle" outside run()
 
     # -- what to show -------------------------------------------------------------------------
     def add(self, name: str, item, color=None) -> None:
@@ -123,6 +126,7 @@ class Viewer:
         """Remove an item added with add()."""
         if self._extras.pop(name, None) is not None and self.scene is not None:
             self.scene.remove(name)
+            self.scene.remove_debug(name)
 
     def _draw_extra(self, name, item, color):
         from sim_node.model.bodies import RigidObjectModel, TerrainModel
@@ -166,8 +170,9 @@ class Viewer:
             return self.url
         self.server = quiet_server(self.host, self.port)
         self.scene = ViewerScene(self.server)
-        self.scene.add_controls(on_pause=self._on_pause, on_step=self._on_step,
-                                on_reset=self._on_reset, on_rtf=self._on_rtf, rtf=self.rtf)
+        if self.controls:
+            self.scene.add_controls(on_pause=self._on_pause, on_step=self._on_step,
+                                    on_reset=self._on_reset, on_rtf=self._on_rtf, rtf=self.rtf)
         for name, (item, color) in self._extras.items():
             self._draw_extra(name, item, color)
         self.publish()
@@ -235,7 +240,7 @@ class Viewer:
         status = self.sim.getStatusString()
         if status != "normal":          # the engine's warning wins over running / paused
             return status
-        return "paused" if self.paused else self._status
+        return self.state
 
     # -- the drawing side ---------------------------------------------------------------------
     def _drawing_loop(self):
@@ -328,7 +333,7 @@ class Viewer:
                              f"{duration!r}")
         end = None if duration is None else sim.getTime() + float(duration)
         period = 1.0 / self.rate
-        self._status = "running"
+        self.state = "running"
         pace_wall, pace_sim, pace_rtf = time.perf_counter(), sim.getTime(), self.rtf
         window = [(pace_wall, pace_sim)]
         last_publish = -math.inf
@@ -345,6 +350,9 @@ class Viewer:
                     self.publish()
                     continue
                 if self.paused:
+                    if self.state != "paused":
+                        self.state = "paused"
+                        self.publish()          # the page shows "paused" at once
                     if self._step_requests > 0:
                         self._step_requests -= 1
                         self._step(sim, dt, control)
@@ -355,6 +363,7 @@ class Viewer:
                     window = [(pace_wall, pace_sim)]
                     continue
                 self._step_requests = 0     # Step only means something while paused
+                self.state = "running"
                 self._step(sim, dt, control)
                 now = time.perf_counter()
                 if self.rtf != pace_rtf:
@@ -373,8 +382,9 @@ class Viewer:
                     last_publish = now
                     self.publish()
         finally:
-            self._status = "idle" if not self._stop.is_set() else "closed"
-            self.publish()
+            self.state = "idle"
+            if self.scene is not None or self._snapshot is not None:
+                self.publish()
         return sim.getTime()
 
     @staticmethod
