@@ -259,7 +259,6 @@ class Viewer:
         scene = self.scene
         if scene is None or snap is None:
             return
-        self._drawn_seq = snap.seq
         self._sync_entities(snap.entities)
         poses = {}
         for name, (R, p) in snap.robots.items():
@@ -274,6 +273,7 @@ class Viewer:
         scene.update_poses(poses)
         scene.update_contacts(snap.contact_points, snap.contact_normals, snap.contact_forces)
         scene.update_status(snap.time, snap.rtf, snap.status)
+        self._drawn_seq = snap.seq
 
     def _sync_entities(self, entities) -> None:
         """Draw entities that appeared since the last frame (spawn), remove those gone."""
