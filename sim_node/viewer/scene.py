@@ -207,7 +207,9 @@ class ViewerScene:
             self.nodes.pop(frame.name, None)
             frame.remove()
         prefix = f"{self.root}/{name}"
-        paths = [p for p in self.nodes if p == prefix or p.startswith(prefix + "/")]
+        debug = {id(h) for h in self._debug.values()}     # debug items keep their parent path
+        paths = [p for p, h in self.nodes.items()
+                 if (p == prefix or p.startswith(prefix + "/")) and id(h) not in debug]
         for path in paths:
             handle = self.nodes.pop(path)
             self._collision.pop(path, None)

@@ -97,6 +97,7 @@ class Viewer:
         self._extras: dict = {}           # name -> (kind, item, options) added by the user
         self._snapshot: Snapshot | None = None
         self._seq = 0
+        self._last_publish = -math.inf    # [s, perf_counter] of publish_at_rate's last copy
         self._drawn_seq = -1
         self._drawn_entities: dict = {}   # name -> model drawn
         self._thread = None
@@ -229,12 +230,26 @@ class Viewer:
             contact_forces=np.abs(np.einsum("ij,ij->i", force, normals)),
             entities=entities)
 
-    def update(self) -> None:
-        """Publish the current state and draw it now (in the caller's thread; the drawing
-        thread skips a snapshot already drawn)."""
+    def publish_at_rate(self) -> None:
+        """publish() unless one was published less than 1 / rate s of wall time ago (for
+        stepping loops that call it after every step)."""
+        now = time.perf_counter()
+        if now - self._last_publish >= 1.0 / self.rate:
+            self._last_publish = now
+            self.publish()
+
+    def update(self, timeout: float = 5.0) -> None:
+        """Publish the current state and return once it is drawn (by the drawing thread, so
+        that one thread draws; at most `timeout` s of waiting)."""
         self.publish()
-        if self.scene is not None:
-            self._draw(self._snapshot)
+        seq = self._snapshot.seq
+        if self._thread is None:
+            if self.scene is not None:
+                self._draw(self._snapshot)
+            return
+        deadline = time.monotonic() + timeout
+        while self._drawn_seq < seq and time.monotonic() < deadline and self.scene is not None:
+            time.sleep(0.2 / self.rate)
 
     def _status_word(self) -> str:
         status = self.sim.getStatusString()
@@ -336,7 +351,6 @@ class Viewer:
         self.state = "running"
         pace_wall, pace_sim, pace_rtf = time.perf_counter(), sim.getTime(), self.rtf
         window = [(pace_wall, pace_sim)]
-        last_publish = -math.inf
         try:
             while not self._stop.is_set():
                 if end is not None and sim.getTime() >= end - 0.5 * dt:
@@ -378,9 +392,7 @@ class Viewer:
                     window.pop(0)
                 if now - window[0][0] > 0.0:
                     self._measured_rtf = (window[-1][1] - window[0][1]) / (now - window[0][0])
-                if now - last_publish >= period:
-                    last_publish = now
-                    self.publish()
+                self.publish_at_rate()
         finally:
             self.state = "idle"
             if self.scene is not None or self._snapshot is not None:
