@@ -178,12 +178,27 @@ class Viewer:
             self._draw_extra(name, item, color)
         self.publish()
         self._draw(self._snapshot)
+        self._frame_world(self._snapshot)
         self._stop.clear()
         self._thread = threading.Thread(target=self._drawing_loop, name="sim_node viewer",
                                         daemon=True)
         self._thread.start()
         print(f"sim_node viewer: {self.url}", flush=True)
         return self.url
+
+    def _frame_world(self, snap: Snapshot) -> None:
+        """Point the browsers' initial camera at the robots and objects, from the front right
+        and above, far enough to see them all."""
+        points = [p for _, p in snap.robots.values()] + [
+            np.asarray([row[:3] for row in snap.objects.values()]).reshape(-1, 3)]
+        points = np.concatenate(points) if points else np.zeros((0, 3))
+        if len(points) == 0:
+            centre, radius = np.array([0.0, 0.0, 0.5]), 1.0
+        else:
+            centre = (points.min(axis=0) + points.max(axis=0)) / 2
+            radius = max(0.5, float(np.linalg.norm(points - centre, axis=1).max()))
+        direction = np.array([1.0, -1.0, 0.7]) / np.linalg.norm([1.0, -1.0, 0.7])
+        self.scene.set_camera(centre + 2.5 * radius * direction, centre)
 
     def close(self) -> None:
         """Stop the drawing thread and the server (run() returns at its next step)."""
