@@ -305,3 +305,39 @@ def test_the_default_world_in_a_headless_browser(small_browser):
     finally:
         viewer.close()
         thread.join(timeout=30)
+
+
+def test_camera_frustums_and_lidar_points_of_the_robots_sensors():
+    """A downward lidar 1 m beside r2d2 scans the ground: every drawn point lies on the plane
+    z = 0 (closed form) at the scan's ranges; a camera's frustum sits at the sensor's world
+    pose with its vertical field of view and aspect."""
+    world = WorldModel()
+    world.loadTerrain(os.path.join(DATA, "plane.urdf"))
+    world.loadRobot(os.path.join(DATA, "r2d2.urdf"), fixed_base=True)
+    sim = Simulator(world)
+    controller = sim.controller(0)
+    lidar = controller.addSensor("lidar", "LaserRangeSensor")
+    lidar.setSetting("link", "0")
+    lidar.setSetting("Tsensor", "1 0 0 0 -1 0 0 0 -1 1 0 1")     # z down, at (1, 0, 1) m
+    lidar.setSetting("measurementCount", "21")
+    lidar.setSetting("xSweepMagnitude", "0.6")
+    camera = controller.addSensor("cam", "CameraSensor")
+    camera.setSetting("link", "0")
+    camera.setSetting("xres", "32")
+    camera.setSetting("yres", "24")
+    camera.setSetting("yfov", "0.8")
+    sim.simulate(0.01)
+    viewer = Viewer(sim, port=0)
+    with viewer:
+        viewer.update()
+        robot = world.robot(0).getName()
+        points = viewer.scene.nodes[f"/world/sensors/{robot}/lidar"].points
+        assert points.shape == (21, 3)
+        np.testing.assert_allclose(points[:, 2], 0.0, atol=2e-3)      # float16 on the wire
+        ranges = lidar.getMeasurements()
+        R, p = lidar.getTransformWorld()
+        np.testing.assert_allclose(np.linalg.norm(points - p, axis=1), ranges, rtol=2e-3)
+        frustum = viewer.scene.nodes[f"/world/sensors/{robot}/cam"]
+        R, p = camera.getTransformWorld()
+        np.testing.assert_allclose(frustum.position, p, atol=1e-9)
+        assert frustum.fov == pytest.approx(0.8) and frustum.aspect == pytest.approx(32 / 24)
