@@ -93,7 +93,9 @@ class PyBulletGUI:
     def _rebuilt(self, client):
         # loadURDF / removeBody / resetSimulation rebuild the simulator: follow the new one
         self.viewer.sim = client.sim
-        self.viewer.update()        # new bodies drawn before debug items name their links
+        # no waiting for the frame (a script loading many bodies stays fast): a debug item
+        # parented to a link not drawn yet is created under its path, the link joins it
+        self.viewer.publish()
 
     def close(self):
         if self._stepped in self.client.post_step:

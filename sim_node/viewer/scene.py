@@ -20,7 +20,7 @@ but from one thread at a time.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -138,6 +138,7 @@ class ViewerScene:
         self._sensors: dict = {}
         self._sliders: dict = {}
         self._debug: dict = {}           # debug item key -> handle (scene or gui)
+        self._parameters = None          # the "Parameters" gui folder, made with the 1st slider
         self.contact_scale = DEFAULT_CONTACT_SCALE
         self.contact_arrows = np.zeros((0, 2, 3))
         self._contacts = None
@@ -188,7 +189,6 @@ class ViewerScene:
         elements = _elements(geometry)
         self._add_body_frame(name)
         if color is not None:
-            from dataclasses import replace
             elements = tuple(replace(e, color=tuple(color)) for e in elements)
         self._visuals[name] = self._add_elements(name, "visual", elements, collision=False)
         self._add_elements(name, "collision", elements, collision=True)
@@ -379,7 +379,7 @@ class ViewerScene:
         possible). Pause toggles: its label reads "Resume" while paused."""
         gui = self.server.gui
         with gui.add_folder("Simulation"):
-            pause = gui.add_button("Pause", icon=None)
+            pause = gui.add_button("Pause")
             step = gui.add_button("Step")
             reset = gui.add_button("Reset")
             slider = gui.add_slider("RTF (0: max)", 0.0, RTF_SLIDER_MAX, RTF_SLIDER_STEP,
@@ -460,7 +460,7 @@ class ViewerScene:
         self._debug[key] = handle
 
     def _parameters_folder(self):
-        if getattr(self, "_parameters", None) is None:
+        if self._parameters is None:
             self._parameters = self.server.gui.add_folder("Parameters")
         return self._parameters
 
