@@ -18,6 +18,9 @@ Steps, each skipped when a stamp (a hash of its inputs) says it is up to date:
                              (copies: rerun when data/ or launch/ change)
   e. wiring                _sim_node_ros_env.pth + module in the venv's site-packages, so that
                            .venv/bin/python finds all of it without any environment variables
+  f. browser               Debian's chromium + chromium-driver (apt-get, as root) for the viewer's
+                           browser tests, only when /usr/bin/chromium or /usr/bin/chromedriver is
+                           missing; elsewhere (no apt-get, not root) those tests skip, saying why
 
 Stamps live in .venv/ros/stamps; delete .venv to start from scratch. A failing step prints the
 command and its output and exits non-zero; -v streams all output.
@@ -49,6 +52,9 @@ PACKAGING_FILES = [ROOT / "setup.py", ROOT / "setup.cfg", ROOT / "pyproject.toml
 # Upstream interface packages that the ROS pip wheels do not provide, built from vendor/ when
 # `import <name>.msg` fails with the wheels alone.
 VENDORED = ["tf2_msgs", "simulation_interfaces"]
+# The headless browser of the viewer tests (tests/viewer/conftest.py looks for these paths).
+BROWSER_FILES = [Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")]
+BROWSER_PACKAGES = ["chromium", "chromium-driver"]
 # Name of the startup hook: sorts after __editable__*.pth, before ros_wheels_bootstrapper.pth.
 HOOK_NAME = "_sim_node_ros_env"
 
@@ -307,6 +313,35 @@ def wire_environment():
     say("environment hook " + ("installed" if changed else "(skipped: up to date)"))
 
 
+# --- f. browser -------------------------------------------------------------------------------
+
+def install_browser():
+    if all(path.exists() for path in BROWSER_FILES):
+        say("browser: chromium + chromedriver (skipped: present)")
+        return
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        say("browser: chromium + chromedriver missing and not installable here (needs apt-get as "
+            "root); the viewer's browser tests will skip")
+        return
+    start = time.monotonic()
+    say("browser: apt-get install chromium chromium-driver ...")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    # Several worktrees may set up at once: wait for apt's locks instead of failing on them.
+    apt = ["apt-get", "-o", "DPkg::Lock::Timeout=600", "-o", "Acquire::Retries=3"]
+    install = [*apt, "install", "-y", "--no-install-recommends", *BROWSER_PACKAGES]
+    try:
+        run(install, "apt-browser", env=env)
+    except SetupError:
+        # A fresh machine has no (or stale) package lists.
+        run([*apt, "update"], "apt-update", env=env)
+        run(install, "apt-browser", env=env)
+    missing = [str(path) for path in BROWSER_FILES if not path.exists()]
+    if missing:
+        raise SetupError(f"apt-get installed {' '.join(BROWSER_PACKAGES)} but {', '.join(missing)} "
+                         f"is still missing")
+    say(f"browser: done in {time.monotonic() - start:.0f} s")
+
+
 def check():
     """The promise of this script: plain .venv/bin/python imports everything."""
     code = ("import rclpy, sim_node; from tf2_msgs.msg import TFMessage; "
@@ -339,6 +374,7 @@ def main():
             install_colcon()
             wire_environment()
             build_interfaces()
+            install_browser()
             check()
     except SetupError as error:
         print(f"[setup] FAILED: {error}", file=sys.stderr, flush=True)
