@@ -21,7 +21,8 @@ import numpy as np
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
-WINDOW = (1280, 800)          # CSS pixels; the device scale factor is forced to 1
+WINDOW = (640, 480)           # CSS pixels; the device scale factor is forced to 1
+SCREENSHOT_ATTEMPTS = 3
 
 # --headless=new: the real browser without a window; --no-sandbox: tests run as root;
 # --disable-dev-shm-usage: small /dev/shm in containers; the ANGLE/SwiftShader pair gives a
@@ -147,8 +148,17 @@ def screenshot_rgb(driver, element=None) -> np.ndarray:
     """The page as rendered (composited, so WebGL canvases included), (H, W, 3) uint8;
     cropped to `element`'s box when given."""
     from PIL import Image
+    from selenium.common.exceptions import TimeoutException
 
-    image = np.asarray(Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB"))
+    # a software-rendered WebGL frame on a loaded machine can take chromedriver's 10 s
+    for attempt in range(SCREENSHOT_ATTEMPTS):
+        try:
+            png = driver.get_screenshot_as_png()
+            break
+        except TimeoutException:
+            if attempt == SCREENSHOT_ATTEMPTS - 1:
+                raise
+    image = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
     if element is None:
         return image
     box = driver.execute_script(
