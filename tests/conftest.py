@@ -1,7 +1,12 @@
 """Rules for the whole test run."""
+import os
 import sys
 
 import pytest
+
+# connect(GUI) stays headless in the suite (no web server per test); the viewer's own tests
+# (tests/viewer/test_pybullet_gui.py) lift this for themselves
+os.environ.setdefault("SIM_NODE_PYBULLET_GUI", "headless")
 
 
 @pytest.hookimpl(trylast=True)

@@ -180,7 +180,7 @@ class _Parser:
         self.search = search
         self.warnings = []
         self.inertia_repairs = {}
-        self.named_colors = {}     # robot-level <material> name -> rgba (parse fills it)
+        self.named_colors = {}     # <material> name -> rgba (robot level, then as links define)
 
     # -- errors, warnings and attribute helpers ---------------------------------------------
 
@@ -423,6 +423,10 @@ class _Parser:
         color = self.material_color(material, f"{what} <material>")
         if color is None:
             color = self.named_colors.get(material.get("name"))
+        elif material.get("name") and material.get("name") not in self.named_colors:
+            # a named colour defined inside a <visual> serves later references to that name,
+            # as in urdfdom and PyBullet (r2d2.urdf defines "black" in its first wheel)
+            self.named_colors[material.get("name")] = color
         return element if color is None else replace(element, color=color)
 
     def materials(self, root) -> dict:

@@ -1,8 +1,10 @@
 """Connecting, stepping and the engine settings (PyBullet's connect ... setPhysicsEngineParameter).
 
 A client is a WorldModel and its Simulator in this process (sim_node.pybullet.client). DIRECT
-is the mode; GUI (and GUI_MAIN_THREAD, GUI_SERVER, SHARED_MEMORY_SERVER: modes that start a
-server in this process) runs as DIRECT after a warning until a viewer hooks in (client.viewer).
+is the mode; GUI (GUI_MAIN_THREAD, GUI_SERVER) starts the live web viewer (sim_node.viewer,
+found through the entry points of GUI_ENTRY_POINTS; it prints its URL) and sets client.viewer;
+without one (not installed, or SIM_NODE_PYBULLET_GUI=headless) GUI runs headless after a
+warning. SHARED_MEMORY_SERVER runs as DIRECT.
 SHARED_MEMORY, UDP, TCP and the graphics-server modes connect to a physics server running
 elsewhere, which sim_node does not have: connect returns -1 as PyBullet does when there is no
 server to reach, so the usual ``if p.connect(p.SHARED_MEMORY) < 0: p.connect(p.GUI)`` ports.
@@ -58,21 +60,48 @@ def connect(method, key=None, options="", hostName=None, port=None):
             return -1
         raise error(f"connect: unknown connection mode {mode}; sim_node runs DIRECT (2) and "
                     "GUI (1) in this process")
-    if mode in _LOCAL_GUI_MODES:
-        import warnings
-        warnings.warn("connect: GUI is not available here; running DIRECT (no window)",
-                      stacklevel=2)
     from sim_node.pybullet import control
 
     client = _client.new_client(mode)
     client.options = str(options)
     client.pre_step.extend([control.apply_motors, control.sensors_before])
     client.post_step.extend([control.record_motors, control.sensors_after])
+    if mode in _LOCAL_GUI_MODES and _attach_gui(client) is None:
+        import warnings
+        warnings.warn("connect: GUI is not available here; running DIRECT (no window)",
+                      stacklevel=2)
     return client.id
+
+
+# The live viewer of GUI mode is found through this entry-point group (sim_node.viewer
+# declares it in setup.cfg) rather than imported: the viewer is a sibling layer of this one
+GUI_ENTRY_POINTS = "sim_node.pybullet_gui"
+
+
+def _attach_gui(client):
+    """Attach a live viewer to a GUI client: the first entry point of GUI_ENTRY_POINTS whose
+    attach(client) returns a hook (it sets client.viewer); None when there is none (viewer
+    not installed, SIM_NODE_PYBULLET_GUI=headless) or it failed (then with a warning)."""
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=GUI_ENTRY_POINTS):
+        try:
+            hook = entry.load()(client)
+        except (ImportError, OSError, ValueError) as exc:
+            import warnings
+            warnings.warn(f"connect: the GUI viewer '{entry.name}' did not start ({exc})",
+                          stacklevel=3)
+            continue
+        if hook is not None:
+            return hook
+    return None
 
 
 def disconnect(physicsClientId=0):
     client = get_client(physicsClientId)
+    if client.viewer is not None and hasattr(client.viewer, "close"):
+        client.viewer.close()           # a GUI client's live viewer: its server and thread
+        client.viewer = None
     _client.drop_client(client.id)
 
 

@@ -133,7 +133,7 @@ class ViewerScene:
         self._links: dict = {}           # "robot/link" or "object" -> frame handle
         self._visuals: dict = {}         # "robot/link" -> [visual handles] (set_link_color)
         self._visual_colors: dict = {}   # visual handle name -> rgb as loaded
-        self._collision: list = []
+        self._collision: dict = {}       # path -> collision handle
         self._tf_frames: dict = {}
         self._sensors: dict = {}
         self._sliders: dict = {}
@@ -155,7 +155,7 @@ class ViewerScene:
         self.show_visual.on_update(lambda _: self._set_visible(
             [h for hs in self._visuals.values() for h in hs], self.show_visual.value))
         self.show_collision.on_update(lambda _: self._set_visible(
-            self._collision, self.show_collision.value))
+            self._collision.values(), self.show_collision.value))
         self.show_frames.on_update(lambda _: self._set_frames_visible(self.show_frames.value))
         self.show_contacts.on_update(lambda _: self._set_contacts_visible())
         self.status_text = gui.add_markdown(self._status_markdown(0.0, float("nan"), "idle"))
@@ -177,8 +177,7 @@ class ViewerScene:
             self._add_body_frame(key)
             self._visuals[key] = self._add_elements(
                 key, "visual", link.getVisualGeometry(), collision=False)
-            self._collision += self._add_elements(
-                key, "collision", link.getCollisionGeometry(), collision=True)
+            self._add_elements(key, "collision", link.getCollisionGeometry(), collision=True)
 
     def set_object(self, name: str, geometry, color=None, pose=None) -> None:
         """Draw a rigid object or any extra geometry: `geometry` is a RigidObjectModel /
@@ -192,7 +191,7 @@ class ViewerScene:
             from dataclasses import replace
             elements = tuple(replace(e, color=tuple(color)) for e in elements)
         self._visuals[name] = self._add_elements(name, "visual", elements, collision=False)
-        self._collision += self._add_elements(name, "collision", elements, collision=True)
+        self._add_elements(name, "collision", elements, collision=True)
         if pose is not None:
             self.update_poses({name: pose})
 
@@ -202,13 +201,21 @@ class ViewerScene:
         self.set_object(name, terrain, color=color, pose=pose)
 
     def remove(self, name: str) -> None:
-        """Remove a robot, object or terrain and everything drawn under it."""
+        """Remove a robot, object, terrain or TF frame and everything drawn under it."""
+        frame = self._tf_frames.pop(name, None)
+        if frame is not None:
+            self.nodes.pop(frame.name, None)
+            frame.remove()
         prefix = f"{self.root}/{name}"
-        for path in [p for p in self.nodes if p == prefix or p.startswith(prefix + "/")]:
+        debug = {id(h) for h in self._debug.values()}     # debug items keep their parent path
+        paths = [p for p, h in self.nodes.items()
+                 if (p == prefix or p.startswith(prefix + "/")) and id(h) not in debug]
+        for path in paths:
             handle = self.nodes.pop(path)
-            handle.remove()
-            if handle in self._collision:
-                self._collision.remove(handle)
+            self._collision.pop(path, None)
+            # viser removes a node's children with it
+            if path == prefix or prefix not in paths:
+                handle.remove()
         for key in [k for k in self._links if k == name or k.startswith(name + "/")]:
             del self._links[key]
             self._visuals.pop(key, None)
@@ -240,7 +247,9 @@ class ViewerScene:
                 position=np.asarray(element.origin.p, dtype=float),
                 wxyz=wxyz_of_matrix(element.origin.R), visible=visible)
             self.nodes[path] = handle
-            if not collision:
+            if collision:
+                self._collision[path] = handle
+            else:
                 self._visual_colors[path] = tuple(rgb)
             handles.append(handle)
         return handles

@@ -61,6 +61,12 @@ def quiet_server(host: str, port: int):
         return viser.ViserServer(host=host, port=port, verbose=False)
 
 
+def stop_quietly(server) -> None:
+    """Stop a viser server without its "Server stopped" line."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        server.stop()
+
+
 def _wxyz_of_xyzw(q) -> np.ndarray:
     q = np.asarray(q, dtype=float)
     return q[..., [3, 0, 1, 2]]
@@ -71,10 +77,12 @@ class Viewer:
 
     port: 8080 by default; 0 picks a free port (a busy port moves on to the next free one);
     host: "127.0.0.1" (this machine only) or "0.0.0.0" (every interface); rate: drawing rate
-    ceiling [Hz] in (0, 30]."""
+    ceiling [Hz] in (0, 30]; controls: show the Pause / Step / Reset buttons and the RTF
+    slider (they act through run(); off when the stepping happens elsewhere, e.g. PyBullet's
+    stepSimulation)."""
 
     def __init__(self, sim, port: int = DEFAULT_PORT, host: str = "127.0.0.1",
-                 rate: float = MAX_RATE):
+                 rate: float = MAX_RATE, controls: bool = True):
         rate = float(rate)
         if not (0.0 < rate <= MAX_RATE):
             raise ValueError(f"Viewer: rate must be in (0, {MAX_RATE:g}] Hz, got {rate!r}")
@@ -83,11 +91,13 @@ class Viewer:
             raise ValueError(f"Viewer: port must be in 0..65535 (0: any free port), got {port}")
         self.sim = sim
         self.port, self.host, self.rate = port, str(host), rate
+        self.controls = bool(controls)
         self.server = None
         self.scene: ViewerScene | None = None
         self._extras: dict = {}           # name -> (kind, item, options) added by the user
         self._snapshot: Snapshot | None = None
         self._seq = 0
+        self._last_publish = -math.inf    # [s, perf_counter] of publish_at_rate's last copy
         self._drawn_seq = -1
         self._drawn_entities: dict = {}   # name -> model drawn
         self._thread = None
@@ -98,7 +108,7 @@ class Viewer:
         self._reset_requested = False
         self.rtf = 1.0
         self._measured_rtf = float("nan")
-        self._status = "idle"
+        self.state = "idle"             # run(): "running", "paused"; "idle" outside run()
 
     # -- what to show -------------------------------------------------------------------------
     def add(self, name: str, item, color=None) -> None:
@@ -117,6 +127,7 @@ class Viewer:
         """Remove an item added with add()."""
         if self._extras.pop(name, None) is not None and self.scene is not None:
             self.scene.remove(name)
+            self.scene.remove_debug(name)
 
     def _draw_extra(self, name, item, color):
         from sim_node.model.bodies import RigidObjectModel, TerrainModel
@@ -160,8 +171,9 @@ class Viewer:
             return self.url
         self.server = quiet_server(self.host, self.port)
         self.scene = ViewerScene(self.server)
-        self.scene.add_controls(on_pause=self._on_pause, on_step=self._on_step,
-                                on_reset=self._on_reset, on_rtf=self._on_rtf, rtf=self.rtf)
+        if self.controls:
+            self.scene.add_controls(on_pause=self._on_pause, on_step=self._on_step,
+                                    on_reset=self._on_reset, on_rtf=self._on_rtf, rtf=self.rtf)
         for name, (item, color) in self._extras.items():
             self._draw_extra(name, item, color)
         self.publish()
@@ -180,8 +192,7 @@ class Viewer:
             self._thread.join(timeout=5.0)
             self._thread = None
         if self.server is not None:
-            with contextlib.redirect_stdout(io.StringIO()):
-                self.server.stop()
+            stop_quietly(self.server)
             self.server = None
         self.scene = None
 
@@ -219,18 +230,32 @@ class Viewer:
             contact_forces=np.abs(np.einsum("ij,ij->i", force, normals)),
             entities=entities)
 
-    def update(self) -> None:
-        """Publish the current state and draw it now (in the caller's thread; the drawing
-        thread skips a snapshot already drawn)."""
+    def publish_at_rate(self) -> None:
+        """publish() unless one was published less than 1 / rate s of wall time ago (for
+        stepping loops that call it after every step)."""
+        now = time.perf_counter()
+        if now - self._last_publish >= 1.0 / self.rate:
+            self._last_publish = now
+            self.publish()
+
+    def update(self, timeout: float = 5.0) -> None:
+        """Publish the current state and return once it is drawn (by the drawing thread, so
+        that one thread draws; at most `timeout` s of waiting)."""
         self.publish()
-        if self.scene is not None:
-            self._draw(self._snapshot)
+        seq = self._snapshot.seq
+        if self._thread is None:
+            if self.scene is not None:
+                self._draw(self._snapshot)
+            return
+        deadline = time.monotonic() + timeout
+        while self._drawn_seq < seq and time.monotonic() < deadline and self.scene is not None:
+            time.sleep(0.2 / self.rate)
 
     def _status_word(self) -> str:
         status = self.sim.getStatusString()
         if status != "normal":          # the engine's warning wins over running / paused
             return status
-        return "paused" if self.paused else self._status
+        return self.state
 
     # -- the drawing side ---------------------------------------------------------------------
     def _drawing_loop(self):
@@ -249,7 +274,6 @@ class Viewer:
         scene = self.scene
         if scene is None or snap is None:
             return
-        self._drawn_seq = snap.seq
         self._sync_entities(snap.entities)
         poses = {}
         for name, (R, p) in snap.robots.items():
@@ -264,6 +288,7 @@ class Viewer:
         scene.update_poses(poses)
         scene.update_contacts(snap.contact_points, snap.contact_normals, snap.contact_forces)
         scene.update_status(snap.time, snap.rtf, snap.status)
+        self._drawn_seq = snap.seq
 
     def _sync_entities(self, entities) -> None:
         """Draw entities that appeared since the last frame (spawn), remove those gone."""
@@ -323,10 +348,9 @@ class Viewer:
                              f"{duration!r}")
         end = None if duration is None else sim.getTime() + float(duration)
         period = 1.0 / self.rate
-        self._status = "running"
+        self.state = "running"
         pace_wall, pace_sim, pace_rtf = time.perf_counter(), sim.getTime(), self.rtf
         window = [(pace_wall, pace_sim)]
-        last_publish = -math.inf
         try:
             while not self._stop.is_set():
                 if end is not None and sim.getTime() >= end - 0.5 * dt:
@@ -340,6 +364,9 @@ class Viewer:
                     self.publish()
                     continue
                 if self.paused:
+                    if self.state != "paused":
+                        self.state = "paused"
+                        self.publish()          # the page shows "paused" at once
                     if self._step_requests > 0:
                         self._step_requests -= 1
                         self._step(sim, dt, control)
@@ -350,6 +377,7 @@ class Viewer:
                     window = [(pace_wall, pace_sim)]
                     continue
                 self._step_requests = 0     # Step only means something while paused
+                self.state = "running"
                 self._step(sim, dt, control)
                 now = time.perf_counter()
                 if self.rtf != pace_rtf:
@@ -364,12 +392,11 @@ class Viewer:
                     window.pop(0)
                 if now - window[0][0] > 0.0:
                     self._measured_rtf = (window[-1][1] - window[0][1]) / (now - window[0][0])
-                if now - last_publish >= period:
-                    last_publish = now
-                    self.publish()
+                self.publish_at_rate()
         finally:
-            self._status = "idle" if not self._stop.is_set() else "closed"
-            self.publish()
+            self.state = "idle"
+            if self.scene is not None or self._snapshot is not None:
+                self.publish()
         return sim.getTime()
 
     @staticmethod

@@ -381,6 +381,28 @@ MATERIALS = """<robot name="r">
     </robot>"""
 
 
+def test_a_named_colour_defined_in_a_visual_serves_later_references():
+    # urdfdom and PyBullet register a link's named <material><color> for later <material
+    # name=.../> references (r2d2.urdf defines "black" in its first wheel); a robot-level
+    # material of the same name wins
+    urdf = parse_urdf("""<robot name="r">
+      <material name="top"><color rgba="0 1 0 1"/></material>
+      <link name="a">
+        <visual><geometry><box size="1 1 1"/></geometry>
+          <material name="black"><color rgba="0.5 0.5 0.5 1"/></material></visual>
+        <visual><geometry><box size="1 1 1"/></geometry>
+          <material name="top"><color rgba="1 0 0 1"/></material></visual>
+      </link>
+      <link name="b">
+        <visual><geometry><box size="1 1 1"/></geometry><material name="black"/></visual>
+        <visual><geometry><box size="1 1 1"/></geometry><material name="top"/></visual>
+      </link>
+      <joint name="j" type="fixed"><parent link="a"/><child link="b"/></joint>
+    </robot>""")
+    assert [v.color for v in urdf.links["b"].visuals] == [(0.5, 0.5, 0.5, 1.0),
+                                                         (0.0, 1.0, 0.0, 1.0)]
+
+
 def test_kuka_materials_are_read():
     pybullet_data = pytest.importorskip("pybullet_data")
     with pytest.warns(Warning):
