@@ -104,22 +104,25 @@ class FrameTree:
 def description_model(xml: str, name: str | None = None):
     """A RobotModel of a robot_description for drawing: geometry that cannot be loaded here
     (a mesh path relative to a file this process does not know, a package not installed) is
-    left out, each named in the returned list. (model, [what was left out])."""
+    left out, each named in the returned list with the loader's other repairs. (model, [what
+    was left out or repaired])."""
     import warnings
 
     from lxml import etree
 
-    from sim_node.model.errors import ModelLoadError
+    from sim_node.model.errors import ModelLoadError, URDFWarning
     from sim_node.model.world import WorldModel
 
     left_out = []
     text = xml
     for _ in range(1000):           # at most one retry per geometry element
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                world = WorldModel()
-                return world.loadRobot(text, fixed_base=True, name=name), left_out
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                model = WorldModel().loadRobot(text, fixed_base=True, name=name)
+            # the loader's own repairs (an unusable <visual> left out, ...)
+            return model, left_out + [str(w.message) for w in caught
+                                      if issubclass(w.category, URDFWarning)]
         except ModelLoadError as error:
             line = getattr(error, "line", None)
             try:
@@ -131,7 +134,7 @@ def description_model(xml: str, name: str | None = None):
                             and el.sourceline <= line <= _last_line(el)), None)
             if culprit is None:
                 raise
-            left_out.append(error.problem)
+            left_out.append(f"{error.element}: {error.problem}")
             culprit.getparent().remove(culprit)
             text = etree.tostring(root, encoding="unicode")
     raise ValueError("robot_description: too many geometry elements cannot be loaded")
