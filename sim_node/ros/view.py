@@ -595,14 +595,19 @@ class TopicFeed:
                             reliability=ReliabilityPolicy.RELIABLE)
         self._sensor_qos = qos_profile_sensor_data
         base = node_name.rstrip("/")
-        client.create_subscription(TFMessage, "/tf", latest.tf.append, 100, raw=True)
-        client.create_subscription(TFMessage, "/tf_static", latest.tf_static.append, static,
-                                   raw=True)
+        client.create_subscription(TFMessage, "/tf", self._tf, 100, raw=True)
+        client.create_subscription(TFMessage, "/tf_static", self._tf_static, static, raw=True)
         client.create_subscription(Clock, "/clock", self._clock, 10, raw=True)
         client.create_subscription(Contacts, f"{base}/contacts", self._contacts, 10, raw=True)
         client.create_subscription(SimStatus, f"{base}/status", self._status, 10, raw=True)
         self._subscribed: set = set()
         self._next_look = 0.0
+
+    def _tf(self, data):
+        self.latest.tf.append(data)
+
+    def _tf_static(self, data):
+        self.latest.tf_static.append(data)
 
     def _clock(self, data):
         self.latest.clock = data
