@@ -59,6 +59,9 @@ class NodeViewer:
         self._spinner = threading.Thread(target=self._spin, name="sim_node viewer controls",
                                          daemon=True)
         self._spinner.start()
+        # what the node published before its viewer existed: the static frames, the bodies
+        latest = self.latest
+        latest.tf_static.append(node.frames.static(node.sim.getTime()))
         self.world_changed()
         self.drawing = DrawingThread(self.draw, rate, log=logger.warning)
         self.drawing.start()

@@ -1,0 +1,127 @@
+"""Viewer benchmark: does the node's own viewer slow the simulation? (issue 15: < 10 %)
+
+The node (`python -m sim_node`, bench/node.py's process and client) runs the default world as
+shipped (both robots, the camera at 30 Hz, the lidar at 10 Hz) with real_time_factor 0 (as
+fast as possible) in three set-ups, measured alike:
+  off        no viewer
+  viewer     viewer:=true, no page open
+  browser    viewer:=true and the page open in a headless chromium (tests/viewer/
+             headless_browser.py: software WebGL, on the same machine) that has drawn the
+             world before the run starts
+RTF = sim time over wall time between the ~/status messages (2 Hz) of a window of --seconds
+after a warm-up of 0.5 s of sim time, as bench/node.py's N1. The set-ups take turns, --runs
+times (so that a change of the machine's load hits them alike); the medians are compared.
+
+    python bench/viewer.py [--seconds 10] [--runs 3] [--json out.json]
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: idle OpenBLAS threads spin
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import re  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(BENCH.parent / "tests" / "viewer"))
+
+from node import START_TIMEOUT, WARM_UP_NS, Client, Node, ns  # noqa: E402
+
+URL_LINE = re.compile(r"sim_node viewer: (http://localhost:\d+)")
+SETUPS = ("off", "viewer", "browser")
+
+
+def _url(node: Node) -> str:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        node.log.seek(0)
+        match = URL_LINE.search(node.log.read())
+        if match:
+            return match.group(1)
+        if node.process.poll() is not None:
+            raise RuntimeError(f"the node exited: {node.stop()}")
+        time.sleep(0.1)
+    raise TimeoutError("no viewer URL from the node")
+
+
+def run(setup: str, seconds: float) -> float:
+    """The node's RTF in one set-up (module docstring)."""
+    from sim_node.msg import SimStatus
+
+    params = dict(real_time_factor=0.0, paused=True, status_rate=2.0)
+    if setup != "off":
+        params.update(viewer=True, viewer_port=0)
+    node = Node(**params)
+    client = Client()
+    browser = None
+    try:
+        if setup == "browser":
+            from headless_browser import scene_node_names, start_browser, triangles_drawn
+
+            browser = start_browser()
+            browser.get(_url(node))
+            deadline = time.monotonic() + START_TIMEOUT
+            while not (any(n.startswith("/world/arm/") for n in scene_node_names(browser))
+                       and triangles_drawn(browser) > 1000):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the page did not draw the world")
+                time.sleep(0.2)
+        elif setup == "viewer":
+            _url(node)
+        status = []
+        client.node.create_subscription(
+            SimStatus, "/sim/status", lambda m: status.append((time.monotonic(), m)), 100)
+        client.play()
+        deadline = time.monotonic() + START_TIMEOUT
+        while not any(ns(m.sim_time) >= WARM_UP_NS for _, m in status):
+            if time.monotonic() > deadline:
+                raise TimeoutError("no ~/status past the warm-up")
+            time.sleep(0.05)
+        start = len(status)
+        time.sleep(seconds)
+        (wall0, first), (wall1, last) = status[start - 1], status[-1]
+        return (ns(last.sim_time) - ns(first.sim_time)) * 1e-9 / (wall1 - wall0)
+    finally:
+        if browser is not None:
+            from headless_browser import stop_browser
+
+            stop_browser(browser)
+        client.close()
+        log = node.stop()
+        if "Traceback" in log:
+            print(log, file=sys.stderr)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="measured wall time per run")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each set-up")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args(argv)
+    rtf = {setup: [] for setup in SETUPS}
+    for k in range(args.runs):
+        for setup in SETUPS:
+            rtf[setup].append(run(setup, args.seconds))
+            print(f"run {k + 1}/{args.runs} {setup:8s} RTF {rtf[setup][-1]:.2f}", flush=True)
+    median = {setup: statistics.median(values) for setup, values in rtf.items()}
+    print(f"\nnode RTF, default world, real_time_factor 0, {args.runs} runs of "
+          f"{args.seconds:g} s, median (all runs):")
+    for setup in SETUPS:
+        drop = 100.0 * (1.0 - median[setup] / median["off"])
+        print(f"  {setup:8s} {median[setup]:6.2f}  "
+              f"({', '.join(f'{v:.2f}' for v in rtf[setup])})"
+              + ("" if setup == "off" else f"   drop {drop:+.1f} %  (goal < 10 %)"))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"rtf": rtf, "median": median}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
