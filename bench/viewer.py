@@ -11,6 +11,9 @@ fast as possible) in three set-ups, measured alike:
 RTF = sim time over wall time between the ~/status messages (2 Hz) of a window of --seconds
 after a warm-up of 0.5 s of sim time, as bench/node.py's N1. The set-ups take turns, --runs
 times (so that a change of the machine's load hits them alike); the medians are compared.
+Besides (less sensitive to the machine's load than the RTF): the node process's CPU time per
+second of sim time over the same window (/proc/PID/stat: every thread, viser's included), and
+the drawing thread's own CPU time per frame (the node logs it when it stops).
 
     python bench/viewer.py [--seconds 10] [--runs 3] [--json out.json]
 """
@@ -51,8 +54,9 @@ def _url(node: Node) -> str:
     raise TimeoutError("no viewer URL from the node")
 
 
-def run(setup: str, seconds: float) -> float:
-    """The node's RTF in one set-up (module docstring)."""
+def run(setup: str, seconds: float) -> tuple:
+    """(RTF, node CPU seconds per second of sim time, the Node) of one set-up (module
+    docstring)."""
     from sim_node.msg import SimStatus
 
     params = dict(real_time_factor=0.0, paused=True, status_rate=2.0)
@@ -85,18 +89,33 @@ def run(setup: str, seconds: float) -> float:
                 raise TimeoutError("no ~/status past the warm-up")
             time.sleep(0.05)
         start = len(status)
+        cpu0 = _cpu_seconds(node.process.pid)
         time.sleep(seconds)
         (wall0, first), (wall1, last) = status[start - 1], status[-1]
-        return (ns(last.sim_time) - ns(first.sim_time)) * 1e-9 / (wall1 - wall0)
+        cpu1 = _cpu_seconds(node.process.pid)
+        sim = (ns(last.sim_time) - ns(first.sim_time)) * 1e-9
+        return sim / (wall1 - wall0), (cpu1 - cpu0) / sim, node
     finally:
         if browser is not None:
             from headless_browser import stop_browser
 
             stop_browser(browser)
         client.close()
-        log = node.stop()
-        if "Traceback" in log:
-            print(log, file=sys.stderr)
+        node.text = node.stop()
+        if "Traceback" in node.text:
+            print(node.text, file=sys.stderr)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, every thread [s]."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _draw_cost(log: str) -> float | None:
+    """[ms] of the drawing thread's CPU per frame, from the node's log line."""
+    match = re.search(r"viewer: \d+ frames drawn in \d+ s, ([\d.]+) ms of CPU per frame", log)
+    return float(match.group(1)) if match else None
 
 
 def main(argv=None) -> int:
@@ -106,10 +125,19 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
     rtf = {setup: [] for setup in SETUPS}
+    cpu = {setup: [] for setup in SETUPS}
+    draw = {setup: [] for setup in SETUPS[1:]}
     for k in range(args.runs):
         for setup in SETUPS:
-            rtf[setup].append(run(setup, args.seconds))
-            print(f"run {k + 1}/{args.runs} {setup:8s} RTF {rtf[setup][-1]:.2f}", flush=True)
+            value, cpu_per_sim, node = run(setup, args.seconds)
+            rtf[setup].append(value)
+            cpu[setup].append(cpu_per_sim)
+            if setup != "off":
+                draw[setup].append(_draw_cost(node.text))
+            print(f"run {k + 1}/{args.runs} {setup:8s} RTF {value:.2f}, node CPU "
+                  f"{cpu_per_sim:.3f} s per s of sim time"
+                  + (f", {draw[setup][-1]} ms per frame drawn" if setup != "off" else ""),
+                  flush=True)
     median = {setup: statistics.median(values) for setup, values in rtf.items()}
     print(f"\nnode RTF, default world, real_time_factor 0, {args.runs} runs of "
           f"{args.seconds:g} s, median (all runs):")
@@ -118,8 +146,20 @@ def main(argv=None) -> int:
         print(f"  {setup:8s} {median[setup]:6.2f}  "
               f"({', '.join(f'{v:.2f}' for v in rtf[setup])})"
               + ("" if setup == "off" else f"   drop {drop:+.1f} %  (goal < 10 %)"))
+    print("node CPU time per second of sim time, median:")
+    cpu_median = {setup: statistics.median(values) for setup, values in cpu.items()}
+    for setup in SETUPS:
+        more = 100.0 * (cpu_median[setup] / cpu_median["off"] - 1.0)
+        print(f"  {setup:8s} {cpu_median[setup]:6.3f} s"
+              + ("" if setup == "off" else f"   {more:+.1f} %"))
+    for setup, values in draw.items():
+        known = [v for v in values if v is not None]
+        if known:
+            print(f"drawing thread ({setup}): {statistics.median(known):.2f} ms of CPU per "
+                  f"frame (median)")
     if args.json:
-        Path(args.json).write_text(json.dumps({"rtf": rtf, "median": median}, indent=2))
+        Path(args.json).write_text(json.dumps({"rtf": rtf, "median": median, "cpu": cpu,
+                                               "draw_ms": draw}, indent=2))
     return 0
 
 

@@ -46,6 +46,7 @@ class NodeViewer:
         light_scene(self.server)
         self.latest = Latest()
         self._tf: dict = {}             # publisher -> its newest /tf message
+        self.idle_without_pages = True  # draw only while a browser has the page open
         logger = node.get_logger()
         self.ros_scene = RosScene(self.scene, self.latest, log=logger.warning)
         self.ros_scene.status_word = "starting"
@@ -113,7 +114,11 @@ class NodeViewer:
 
     # -- the drawing side ----------------------------------------------------------------------
     def draw(self):
-        """Draw what the node published since the last draw (the drawing thread)."""
+        """Draw what the node published since the last draw (the drawing thread); nothing while
+        no page is open (idle_without_pages): a page opened later gets the scene as last drawn
+        and then the changes since."""
+        if self.idle_without_pages and not self.server.get_clients():
+            return
         for publisher in list(self._tf):
             message = self._tf.pop(publisher, None)
             if message is not None:
@@ -122,6 +127,7 @@ class NodeViewer:
 
     def close(self) -> None:
         self.drawing.stop()
+        self.node.get_logger().info(self.drawing.summary())
         self._stop.set()
         self._spinner.join(timeout=5.0)
         self._executor.shutdown()

@@ -62,6 +62,22 @@ def test_frame_tree_composes_a_chain_as_tf2(q1, p1, q2, p2):
     np.testing.assert_allclose(p, R1.apply(p2) + np.asarray(p1), atol=1e-9)
 
 
+def test_tf_bytes_read_as_rclpy_deserializes_them():
+    from rclpy.serialization import deserialize_message
+
+    from sim_node.ros.cdr import TFMessageCDR
+
+    rng = np.random.default_rng(5)
+    message = TFMessage(transforms=[
+        _transform(parent, child, rng.normal(size=3), rng.normal(size=4), 12.345)
+        for parent, child in (("world", "a"), ("a", "bb/ccc"), ("", "x"))])
+    for data in (serialize_message(message),
+                 TFMessageCDR([("world", "a"), ("a", "long/frame_name")]).encode(
+                     1.5, rng.normal(size=(2, 3)), rng.normal(size=(2, 4)))):
+        reference = view.tf_entries(deserialize_message(data, TFMessage))
+        assert view.tf_entries(data) == reference
+
+
 def test_frame_tree_leaves_out_frames_off_the_world_and_moving_overrides_static():
     tree = FrameTree()
     tree.update(TFMessage(transforms=[_transform("world", "a", (1, 0, 0), (0, 0, 0, 1)),

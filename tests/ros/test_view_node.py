@@ -141,6 +141,38 @@ def test_pause_stops_clock_step_takes_one_step_resume_runs(viewer_node, browser)
                     predicate=lambda m: ns(m.clock) > paused_at + 10_000_000)
 
 
+def test_the_rtf_slider_and_reset_act_on_the_node(viewer_node):
+    """The page's slider and Reset button call these (what a browser's click does is the
+    Pause / Step test's part): the real_time_factor parameter is set; the simulation time goes
+    back to 0."""
+    from types import SimpleNamespace
+
+    from rosgraph_msgs.msg import Clock
+
+    from node_harness import get_parameter
+    from sim_node.ros.view import ServiceControls
+
+    _, client, _ = viewer_node
+    logged = []
+    controls = ServiceControls(client.node, "/sim", SimpleNamespace(control_time=0.0),
+                               log=logged.append)
+    wait_until(lambda: controls._parameters.service_is_ready()
+               and controls._reset.service_is_ready(), 30, what="the node's services")
+    controls.set_real_time_factor(2.5)
+    wait_until(lambda: get_parameter(client, "real_time_factor") == 2.5, 30,
+               what="real_time_factor 2.5")
+    client.subscribe(Clock, "/clock", DEEP)
+    before = ns(client.wait_for("/clock", 1, timeout=30)[-1].clock)
+    assert before > 500_000_000          # the node has run for a while
+    controls.reset()
+    client.wait_for("/clock", timeout=30, predicate=lambda m: ns(m.clock) < 100_000_000)
+    controls.set_real_time_factor(0.0)
+    wait_until(lambda: get_parameter(client, "real_time_factor") == 0.0, 30,
+               what="real_time_factor 0")
+    wait_until(lambda: controls.answers == 3, 30, what="three answers")
+    assert logged == []
+
+
 def test_sim_node_view_attached_to_a_node_shows_the_robots(tmp_path, browser):
     domain = next_domain()
     node = NodeProcess(domain, {}, log_path=tmp_path / "node.log")
@@ -202,6 +234,7 @@ def test_the_node_viewer_poses_every_body_where_the_simulator_had_it():
             objects = sim.getRigidObjectTransforms()
             assert np.abs(objects[1] - start).max() > 1e-3     # they moved
             viewer = node.viewer
+            viewer.idle_without_pages = False           # no browser here
             drawn = viewer.ros_scene.drawn
             node.request_steps(1)
             wait_until(lambda: viewer.ros_scene.drawn > drawn + 1, 30,
