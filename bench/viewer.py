@@ -13,7 +13,8 @@ after a warm-up of 0.5 s of sim time, as bench/node.py's N1. The set-ups take tu
 times (so that a change of the machine's load hits them alike); the medians are compared.
 Besides (less sensitive to the machine's load than the RTF): the node process's CPU time per
 second of sim time over the same window (/proc/PID/stat: every thread, viser's included), and
-the drawing thread's own CPU time per frame (the node logs it when it stops).
+the drawing thread's own CPU time per frame (the node logs it when it stops), and the cores the
+browser's own processes take meanwhile (software rendering competes with the node for them).
 
     python bench/viewer.py [--seconds 10] [--runs 3] [--json out.json]
 """
@@ -89,11 +90,12 @@ def run(setup: str, seconds: float) -> tuple:
                 raise TimeoutError("no ~/status past the warm-up")
             time.sleep(0.05)
         start = len(status)
-        cpu0 = _cpu_seconds(node.process.pid)
+        cpu0, browser0 = _cpu_seconds(node.process.pid), _browser_cpu(browser)
         time.sleep(seconds)
         (wall0, first), (wall1, last) = status[start - 1], status[-1]
-        cpu1 = _cpu_seconds(node.process.pid)
+        cpu1, browser1 = _cpu_seconds(node.process.pid), _browser_cpu(browser)
         sim = (ns(last.sim_time) - ns(first.sim_time)) * 1e-9
+        node.browser_cores = (browser1 - browser0) / (wall1 - wall0)
         return sim / (wall1 - wall0), (cpu1 - cpu0) / sim, node
     finally:
         if browser is not None:
@@ -112,6 +114,21 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _browser_cpu(driver) -> float:
+    """CPU time of every process of the browser (chromedriver's descendants) [s]."""
+    if driver is None:
+        return 0.0
+    from headless_browser import _children
+
+    total = 0.0
+    for pid in _children(driver.service.process.pid):
+        try:
+            total += _cpu_seconds(pid)
+        except OSError:         # ended meanwhile
+            pass
+    return total
+
+
 def _draw_cost(log: str) -> float | None:
     """[ms] of the drawing thread's CPU per frame, from the node's log line."""
     match = re.search(r"viewer: \d+ frames drawn in \d+ s, ([\d.]+) ms of CPU per frame", log)
@@ -127,6 +144,7 @@ def main(argv=None) -> int:
     rtf = {setup: [] for setup in SETUPS}
     cpu = {setup: [] for setup in SETUPS}
     draw = {setup: [] for setup in SETUPS[1:]}
+    browser_cores = []
     for k in range(args.runs):
         for setup in SETUPS:
             value, cpu_per_sim, node = run(setup, args.seconds)
@@ -134,10 +152,13 @@ def main(argv=None) -> int:
             cpu[setup].append(cpu_per_sim)
             if setup != "off":
                 draw[setup].append(_draw_cost(node.text))
+            if setup == "browser":
+                browser_cores.append(node.browser_cores)
             print(f"run {k + 1}/{args.runs} {setup:8s} RTF {value:.2f}, node CPU "
                   f"{cpu_per_sim:.3f} s per s of sim time"
-                  + (f", {draw[setup][-1]} ms per frame drawn" if setup != "off" else ""),
-                  flush=True)
+                  + (f", {draw[setup][-1]} ms per frame drawn" if setup != "off" else "")
+                  + (f", browser {node.browser_cores:.2f} cores" if setup == "browser"
+                     else ""), flush=True)
     median = {setup: statistics.median(values) for setup, values in rtf.items()}
     print(f"\nnode RTF, default world, real_time_factor 0, {args.runs} runs of "
           f"{args.seconds:g} s, median (all runs):")
@@ -157,9 +178,12 @@ def main(argv=None) -> int:
         if known:
             print(f"drawing thread ({setup}): {statistics.median(known):.2f} ms of CPU per "
                   f"frame (median)")
+    print(f"the browser's processes (software WebGL): {statistics.median(browser_cores):.2f} "
+          f"cores (median) of the machine's {os.cpu_count()}")
     if args.json:
         Path(args.json).write_text(json.dumps({"rtf": rtf, "median": median, "cpu": cpu,
-                                               "draw_ms": draw}, indent=2))
+                                               "draw_ms": draw,
+                                               "browser_cores": browser_cores}, indent=2))
     return 0
 
 

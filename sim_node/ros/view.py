@@ -702,9 +702,11 @@ class TopicFeed:
             for kind, msg_type in kinds.items():
                 if kind in types:
                     self._subscribed.add(topic)
+                    # raw: a camera's point cloud is deserialized only when it is drawn
                     self.client.create_subscription(
                         msg_type, topic, lambda m, t=topic, k=kind, c=msg_type:
-                        self.latest.sensors.__setitem__(t, (k, m, c)), self._sensor_qos)
+                        self.latest.sensors.__setitem__(t, (k, m, c)), self._sensor_qos,
+                        raw=True)
 
 
 def parse(argv):
