@@ -299,7 +299,7 @@ class RosScene:
             self.log(f"sim_node view: {topic}: cannot draw this robot: {error}")
             return
         for problem in left_out:
-            self.log(f"sim_node view: {topic}: drawn without a geometry element: {problem}")
+            self.log(f"sim_node view: {topic}: left out or repaired: {problem}")
         name = namespace.replace("/", "_") or model.getName()
         if previous is not None and previous[0] != name:
             self.scene.remove(previous[0])

@@ -16,11 +16,16 @@ from __future__ import annotations
 
 import threading
 
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from tf2_msgs.msg import TFMessage
+
 from sim_node.ros.namespaces import robot_prefix
 from sim_node.ros.view import (CAMERA_INFO_TYPE, CLOUD_TYPE, MAX_RATE, SCAN_TYPE, DrawingThread,
                                Latest, light_scene, RosScene, ServiceControls, stop_server)
 
 DEFAULT_PORT = 8080
+STATIC_QOS = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                        reliability=ReliabilityPolicy.RELIABLE)
 SENSOR_TYPES = {"CameraInfo": CAMERA_INFO_TYPE, "LaserScan": SCAN_TYPE,
                 "PointCloud2": CLOUD_TYPE}
 
@@ -60,9 +65,12 @@ class NodeViewer:
         self._spinner = threading.Thread(target=self._spin, name="sim_node viewer controls",
                                          daemon=True)
         self._spinner.start()
-        # what the node published before its viewer existed: the static frames, the bodies
-        latest = self.latest
-        latest.tf_static.append(node.frames.static(node.sim.getTime()))
+        # what the node published before its viewer existed: its static frames, the bodies;
+        # and every /tf_static publisher's last message (plugins' too: a camera's optical
+        # frame), transient local, through the client node
+        self.latest.tf_static.append(node.frames.static(node.sim.getTime()))
+        self._client.create_subscription(TFMessage, "/tf_static", self._static_frames,
+                                         STATIC_QOS, raw=True)
         self.world_changed()
         self.drawing = DrawingThread(self.draw, rate, log=logger.warning)
         self.drawing.start()
@@ -100,6 +108,9 @@ class NodeViewer:
             kind = SENSOR_TYPES.get(msg_type.__name__)
             if kind is not None:
                 latest.sensors[topic] = (kind, message, msg_type)
+
+    def _static_frames(self, data: bytes) -> None:
+        self.latest.tf_static.append(data)
 
     def world_changed(self) -> None:
         """Take the world's bodies (on the thread that changed it)."""

@@ -254,6 +254,10 @@ def test_the_node_viewer_poses_every_body_where_the_simulator_had_it():
                 assert abs(np.dot(handle.wxyz, wxyz_of_matrix(objects[0][i]))) == \
                     pytest.approx(1.0, abs=1e-6)
             assert "**sim time** 0.019 s" in viewer.scene.status_text.content
+            # the camera's frustum at its optical frame, which the camera plugin published on
+            # /tf_static before the viewer existed
+            wait_until(lambda: "/world/sensors/arm_camera_camera_info" in viewer.scene.nodes,
+                       30, what="the camera's frustum")
         finally:
             node.stop()
             node.destroy_node()
