@@ -16,8 +16,9 @@ Two behaviours, chosen per client (README "The PyBullet API: math, debug drawing
   lifeTime > 0 removes an item after that much *simulated* time (PyBullet's GUI counts wall
   time; a headless run has none worth counting).
 
-The viewer (``client.viewer``, None until the viewer issue sets it) receives every change
-through this interface; every method is called with plain Python values:
+The viewer (``client.viewer``: sim_node.viewer.pybullet_gui.PyBulletGUI, which connect(GUI)
+attaches through the ``sim_node.pybullet_gui`` entry points; None in DIRECT or headless GUI)
+receives every change through this interface; every method is called with plain Python values:
 
     viewer.add_line(item_id, line_from, line_to, color_rgb, width, parent)    # parent: (uid,
     viewer.add_text(item_id, text, position, color_rgb, size, orientation, parent)  # link) or None

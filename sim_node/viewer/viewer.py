@@ -49,6 +49,8 @@ class Snapshot:
     contact_normals: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     contact_forces: np.ndarray = field(default_factory=lambda: np.zeros(0))
     entities: tuple = ()
+    cameras: dict = field(default_factory=dict)    # "robot/sensor" -> (xyz, wxyz, fov_y, aspect)
+    lidars: dict = field(default_factory=dict)     # "robot/sensor" -> points (N, 3) world [m]
 
 
 def quiet_server(host: str, port: int):
@@ -178,12 +180,27 @@ class Viewer:
             self._draw_extra(name, item, color)
         self.publish()
         self._draw(self._snapshot)
+        self._frame_world(self._snapshot)
         self._stop.clear()
         self._thread = threading.Thread(target=self._drawing_loop, name="sim_node viewer",
                                         daemon=True)
         self._thread.start()
         print(f"sim_node viewer: {self.url}", flush=True)
         return self.url
+
+    def _frame_world(self, snap: Snapshot) -> None:
+        """Point the browsers' initial camera at the robots and objects, from the front right
+        and above, far enough to see them all."""
+        points = [p for _, p in snap.robots.values()] + [
+            np.asarray([row[:3] for row in snap.objects.values()]).reshape(-1, 3)]
+        points = np.concatenate(points) if points else np.zeros((0, 3))
+        if len(points) == 0:
+            centre, radius = np.array([0.0, 0.0, 0.5]), 1.0
+        else:
+            centre = (points.min(axis=0) + points.max(axis=0)) / 2
+            radius = max(0.5, float(np.linalg.norm(points - centre, axis=1).max()))
+        direction = np.array([1.0, -1.0, 0.7]) / np.linalg.norm([1.0, -1.0, 0.7])
+        self.scene.set_camera(centre + 2.5 * radius * direction, centre)
 
     def close(self) -> None:
         """Stop the drawing thread and the server (run() returns at its next step)."""
@@ -220,6 +237,7 @@ class Viewer:
         normals = np.asarray(c["normal"], dtype=float).reshape(-1, 3)
         force = np.asarray(c["force"], dtype=float).reshape(-1, 3)
         entities = tuple((e.getName(), e) for e in _entities(world))
+        cameras, lidars = _sensors(sim)
         self._seq += 1
         self._snapshot = Snapshot(
             seq=self._seq, time=sim.getTime(), status=self._status_word(), rtf=self._measured_rtf,
@@ -228,7 +246,7 @@ class Viewer:
             contact_normals=normals.copy(),
             # the force arrow shows the normal (pressing) part of the force on body 1
             contact_forces=np.abs(np.einsum("ij,ij->i", force, normals)),
-            entities=entities)
+            entities=entities, cameras=cameras, lidars=lidars)
 
     def publish_at_rate(self) -> None:
         """publish() unless one was published less than 1 / rate s of wall time ago (for
@@ -287,6 +305,8 @@ class Viewer:
             poses[name] = (row[:3], _wxyz_of_xyzw(row[3:7]))
         scene.update_poses(poses)
         scene.update_contacts(snap.contact_points, snap.contact_normals, snap.contact_forces)
+        if snap.cameras or snap.lidars:
+            scene.update_sensors(snap.cameras, snap.lidars)
         scene.update_status(snap.time, snap.rtf, snap.status)
         self._drawn_seq = snap.seq
 
@@ -413,3 +433,31 @@ def _entities(world):
         yield world.rigidObject(i)
     for i in range(world.numTerrains()):
         yield world.terrain(i)
+
+
+def _sensors(sim):
+    """The robots' camera frustums {"robot/sensor": (xyz, wxyz, fov_y [rad], aspect)} and
+    lidar points {"robot/sensor": (N, 3) world [m], the last scan's hits} (sim_node.sim.sensors;
+    a camera's sensor frame is the optical one: z forward, x right, y down)."""
+    cameras, lidars = {}, {}
+    world = sim.getWorld()
+    for r in range(world.numRobots()):
+        controller = sim.controller(r)
+        for sensor in controller.getSensors():
+            kind = sensor.type()
+            if kind not in ("CameraSensor", "LaserRangeSensor"):
+                continue
+            key = f"{world.robot(r).getName()}/{sensor.name()}"
+            R, p = sensor.getTransformWorld()
+            if kind == "CameraSensor":
+                aspect = float(sensor.getSetting("xres")) / float(sensor.getSetting("yres"))
+                cameras[key] = (np.array(p), wxyz_of_matrix(R),
+                                float(sensor.getSetting("yfov")), aspect)
+                continue
+            ranges = np.asarray(sensor.getMeasurements(), dtype=float)
+            directions = sensor.directions()
+            if len(ranges) != len(directions):      # before the first scan
+                continue
+            hit = np.isfinite(ranges) & (ranges < float(sensor.getSetting("depthMaximum")))
+            lidars[key] = p + (directions[hit] * ranges[hit, None]) @ np.asarray(R).T
+    return cameras, lidars

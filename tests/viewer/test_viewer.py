@@ -193,3 +193,151 @@ def test_add_extra_items():
         np.testing.assert_allclose(nodes["/world/frames/goal"].position, (1, 2, 3))
         viewer.remove("marker")
         assert "/world/marker/visual/0" not in nodes
+
+
+# -- in a real headless browser (tests/viewer/headless_browser.py; skipped without chromium) --
+def _sim_time_in_page(driver) -> float | None:
+    text = driver.find_element("tag name", "body").text
+    found = re.search(r"sim time\s+([0-9.]+) s", text)
+    return None if found is None else float(found.group(1))
+
+
+def _click(driver, xpath):
+    # a DOM click on the element (what the mouse's click dispatches), which also works while
+    # a slow software-rendered page has not finished laying out the element
+    from selenium.webdriver.common.by import By
+
+    driver.execute_script("arguments[0].click();", driver.find_element(By.XPATH, xpath))
+
+
+def _click_text(driver, text):
+    _click(driver, f"//*[normalize-space(text())='{text}']")
+
+
+@pytest.fixture
+def small_browser():
+    """The browser fixture's chromium with an 800 x 600 window: SwiftShader renders every
+    frame on the CPU, and a smaller canvas keeps the page responsive on a loaded machine."""
+    from headless_browser import BrowserError, missing_reason, start_browser, stop_browser
+
+    reason = missing_reason()
+    if reason:
+        pytest.skip(reason)
+    try:
+        driver = start_browser((800, 600))
+    except BrowserError as error:
+        pytest.fail(str(error), pytrace=False)
+    try:
+        yield driver
+    finally:
+        stop_browser(driver)
+
+
+# waits for the page (never timing asserts): generous, as software WebGL on a machine shared
+# with other test runs can take tens of seconds per frame
+PAGE_TIMEOUT = 120.0
+
+
+def test_the_default_world_in_a_headless_browser(small_browser):
+    """The default world in chromium: the 3D canvas is drawn (many colours, not a blank
+    clear colour), viser's scene tree lists the arm's links, the page's sim time advances
+    with the simulator's, and pressing Pause in the page stops the simulator's clock."""
+    from headless_browser import distinct_colours, screenshot_rgb, wait_until
+    from selenium.webdriver.common.by import By
+
+    from sim_node.resources import default_world
+
+    world = WorldModel()
+    world.readFile(str(default_world()))
+    sim = Simulator(world)
+    viewer = Viewer(sim, port=0, rate=10.0)
+    viewer.show()
+    thread = threading.Thread(target=viewer.run, kwargs={"dt": 0.01}, daemon=True)
+    thread.start()
+    browser = small_browser
+    try:
+        browser.get(viewer.url)
+        wait_until(lambda: "Pause" in browser.find_element(By.TAG_NAME, "body").text,
+                   timeout=PAGE_TIMEOUT, what="the viewer's controls in the page")
+        canvas = wait_until(lambda: browser.find_element(By.TAG_NAME, "canvas"),
+                            timeout=PAGE_TIMEOUT, what="the 3D canvas")
+        # the canvas shows the world: far more colours than a cleared canvas's one
+        wait_until(lambda: distinct_colours(screenshot_rgb(browser, canvas)) > 200,
+                   timeout=PAGE_TIMEOUT, what="the canvas to draw the world")
+        # the page's clock follows the simulator's
+        first = wait_until(lambda: _sim_time_in_page(browser), timeout=PAGE_TIMEOUT,
+                           what="the sim time in the page")
+        wait_until(lambda: _sim_time_in_page(browser) > first + 0.05,
+                   timeout=PAGE_TIMEOUT, what="the page's sim time to advance")
+        assert _sim_time_in_page(browser) <= sim.getTime() + 1e-9
+        # Pause in the page stops the simulator
+        _click_text(browser, "Pause")
+        wait_until(lambda: viewer.state == "paused", timeout=PAGE_TIMEOUT,
+                   what="the runner to pause")
+        wait_until(lambda: "Resume" in browser.find_element(By.TAG_NAME, "body").text,
+                   timeout=PAGE_TIMEOUT, what="the button to read Resume")
+        paused_at = sim.getTime()
+        wait_until(lambda: "status paused" in browser.find_element(By.TAG_NAME, "body").text,
+                   timeout=PAGE_TIMEOUT, what="the page to show paused")
+        assert sim.getTime() == paused_at
+        assert _sim_time_in_page(browser) == pytest.approx(paused_at, abs=1e-3)
+        # Step in the page advances exactly one dt
+        _click_text(browser, "Step")
+        wait_until(lambda: sim.getTime() > paused_at, timeout=PAGE_TIMEOUT, what="the step")
+        assert sim.getTime() == pytest.approx(paused_at + 0.01, abs=1e-12)
+        # viser's scene tree (Configuration & diagnostics) lists the arm's links
+        _click(browser, "//*[contains(@class, 'tabler-icon-adjustments')]/ancestor::button[1]")
+        wait_until(lambda: "Scene tree" in browser.find_element(By.TAG_NAME, "body").text,
+                   timeout=PAGE_TIMEOUT, what="the scene tree")
+        _click_text(browser, "world")
+        robot = world.robot(0)
+        wait_until(lambda: browser.find_elements(
+            By.XPATH, f"//*[normalize-space(text())='{robot.getName()}']"),
+            timeout=PAGE_TIMEOUT, what="the robot in the scene tree")
+        _click_text(browser, robot.getName())
+        links = [link.getName() for link in robot.links()]
+
+        def listed():
+            rows = browser.find_element(By.TAG_NAME, "body").text.split("\n")
+            return rows if all(f"/{name}" in rows for name in links) else None   # "/link1"
+
+        wait_until(listed, timeout=PAGE_TIMEOUT, what=f"the links {links} in the scene tree")
+    finally:
+        viewer.close()
+        thread.join(timeout=30)
+
+
+def test_camera_frustums_and_lidar_points_of_the_robots_sensors():
+    """A downward lidar 1 m beside r2d2 scans the ground: every drawn point lies on the plane
+    z = 0 (closed form) at the scan's ranges; a camera's frustum sits at the sensor's world
+    pose with its vertical field of view and aspect."""
+    world = WorldModel()
+    world.loadTerrain(os.path.join(DATA, "plane.urdf"))
+    world.loadRobot(os.path.join(DATA, "r2d2.urdf"), fixed_base=True)
+    sim = Simulator(world)
+    controller = sim.controller(0)
+    lidar = controller.addSensor("lidar", "LaserRangeSensor")
+    lidar.setSetting("link", "0")
+    lidar.setSetting("Tsensor", "1 0 0 0 -1 0 0 0 -1 1 0 1")     # z down, at (1, 0, 1) m
+    lidar.setSetting("measurementCount", "21")
+    lidar.setSetting("xSweepMagnitude", "0.6")
+    camera = controller.addSensor("cam", "CameraSensor")
+    camera.setSetting("link", "0")
+    camera.setSetting("xres", "32")
+    camera.setSetting("yres", "24")
+    camera.setSetting("yfov", "0.8")
+    sim.simulate(0.01)
+    viewer = Viewer(sim, port=0)
+    with viewer:
+        viewer.update()
+        robot = world.robot(0).getName()
+        points = viewer.scene.nodes[f"/world/sensors/{robot}/lidar"].points
+        assert points.shape == (21, 3)
+        np.testing.assert_allclose(points[:, 2], 0.0, atol=2e-3)      # float16 on the wire
+        ranges = lidar.getMeasurements()
+        R, p = lidar.getTransformWorld()
+        np.testing.assert_allclose(np.linalg.norm(points - p, axis=1), ranges, rtol=2e-3)
+        frustum = viewer.scene.nodes[f"/world/sensors/{robot}/cam"]
+        R, p = camera.getTransformWorld()
+        np.testing.assert_allclose(frustum.position, p, atol=1e-9)
+        assert frustum.fov == pytest.approx(0.8) and frustum.aspect == pytest.approx(32 / 24)
