@@ -5,6 +5,9 @@
                                         topics by a demo controller, recorded to a bag, summed up
                                         (sim_node/ros/demo.py)
     sim_node replay BAG [...]           replay a recorded bag (sim_node/ros/replay.py)
+    sim_node view [--node /sim] [--port 8080]   show a running node (or a bag played by
+                                        `sim_node replay --states`) in the browser
+                                        (sim_node/ros/view.py)
     sim_node tour [--world PATH] [--duration S]   headless tour of the Simulator API, no ROS
 """
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-SUBCOMMANDS = ("node", "demo", "replay", "tour")
+SUBCOMMANDS = ("node", "demo", "replay", "view", "tour")
 
 
 def main(argv=None) -> int:
@@ -33,12 +36,18 @@ def main(argv=None) -> int:
         from sim_node.ros.replay import main as replay
 
         return replay(argv[1:])
+    if argv[0] == "view":
+        from sim_node.ros.view import main as view
+
+        return view(argv[1:])
     parser = argparse.ArgumentParser(prog="sim_node", description="sim_node robot simulator")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("node", help="the simulation node (ROS arguments after --ros-args)")
     commands.add_parser("demo", help="the node on a world, commanded over topics by a demo "
                         "controller, recorded to a bag (sim_node demo --help)")
     commands.add_parser("replay", help="replay a recorded bag (sim_node replay --help)")
+    commands.add_parser("view", help="show a running node in the browser (sim_node view "
+                        "--help)")
     tour = commands.add_parser("tour", help="headless tour of the Simulator API on a world file "
                                "(default world if none given), no ROS")
     tour.add_argument("--world", help="world YAML or URDF (default: the embedded default world)")

@@ -2,7 +2,7 @@
 ROS topics by a demo controller, recorded to a bag, and summed up.
 
     sim_node demo [--world PATH] [--duration S] [--real-time-factor X] [--lockstep] [--bag DIR]
-                  [--record-exclude REGEX ... | --record-all]
+                  [--record-exclude REGEX ... | --record-all] [--view [--view-port PORT]]
 
 Starts the node as a separate process (`python -m sim_node`, discovery kept on this machine
 unless ROS_AUTOMATIC_DISCOVERY_RANGE says otherwise, the ROS_DOMAIN_ID of the environment)
@@ -26,8 +26,12 @@ its message count and rate in sim time (what the node published and received), n
 rates at which the controller received the topics it subscribes to; then every sensor topic
 (LaserScan, PointCloud2, Image, CameraInfo) in the bag with its publication rate from its header
 stamps; and the last frame of each rgb8 image topic the demo received saved as PNG next to the
-bag. Exit code 0 when the node ran and exited cleanly and the bag reads back; 1 otherwise; 2 for
-a world file that does not load.
+bag; and a picture of the final scene from the CPU renderer (sim_node.viewer.snapshot, the view
+framing the world), ``<bag>_scene.png`` next to the bag: the node saves its state
+(~/save_state, into the bag's directory as its data_dir) just before it is stopped, and the demo
+renders that state. --view: the node serves the live viewer too (parameters viewer:=true,
+viewer_port; the URL is printed on one line). Exit code 0 when the node ran and exited cleanly
+and the bag reads back; 1 otherwise; 2 for a world file that does not load.
 
 The bag leaves out the bulk (the node's record_exclude, RECORD_EXCLUDE by default): the raw
 images, depth, segmentation and point clouds, ~2 MB per camera frame (an 8 s run of the default
@@ -87,7 +91,13 @@ def parse(argv):
                              "of the bag (repeatable; replaces the default: "
                              + " ".join(RECORD_EXCLUDE) + ")")
     record.add_argument("--record-all", action="store_true", help="record every topic")
+    parser.add_argument("--view", action="store_true", help="the node serves the live web "
+                        "viewer (viewer:=true); its URL is printed on one line")
+    parser.add_argument("--view-port", type=int, default=8080, help="HTTP port of the viewer "
+                        "(8080; 0: any free port; a busy port moves on to the next free one)")
     args = parser.parse_args(argv)
+    if not 0 <= args.view_port <= 65535:
+        parser.error(f"--view-port must be in 0..65535 (0: any free port), got {args.view_port}")
     args.record_exclude = ([] if args.record_all else list(args.record_exclude)
                            if args.record_exclude is not None else list(RECORD_EXCLUDE))
     from sim_node.ros.recorder import exclusions
@@ -351,6 +361,59 @@ def _play(node, executor, process) -> str | None:
         f"~/set_simulation_state: {result.error_message}"
 
 
+def _save_state(node, executor, process, bag: Path) -> Path | None:
+    """The node's state now, written by its ~/save_state next to the bag (its data_dir); the
+    file, or None (said why) when the node does not answer within STARTUP_TIMEOUT."""
+    from sim_node.srv import SaveState
+
+    client = node.create_client(SaveState, "/sim/save_state")
+    name = f"{bag.name}_final.state"
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    try:
+        while not client.service_is_ready():
+            if process.poll() is not None or time.monotonic() > deadline:
+                print("warning: the node's ~/save_state is not up: no picture of the final "
+                      "scene", file=sys.stderr)
+                return None
+            executor.spin_once(timeout_sec=0.05)
+        future = client.call_async(SaveState.Request(path=name))
+        while not future.done():
+            if process.poll() is not None or time.monotonic() > deadline:
+                print("warning: ~/save_state did not answer: no picture of the final scene",
+                      file=sys.stderr)
+                return None
+            executor.spin_once(timeout_sec=0.05)
+    finally:
+        node.destroy_client(client)
+    response = future.result()
+    if not response.success:
+        print(f"warning: ~/save_state: {response.message}: no picture of the final scene",
+              file=sys.stderr)
+        return None
+    return bag.parent / name
+
+
+def scene_picture(world, state_file: Path | None, bag: Path) -> Path | None:
+    """Render the saved final state of the run (the CPU renderer, the view framing the world)
+    as ``<bag>_scene.png``; its path, or None (said why)."""
+    if state_file is None:
+        return None
+    from sim_node.sim.simulator import Simulator
+    from sim_node.viewer.snapshot import snapshot
+
+    try:
+        state = state_file.read_bytes()
+        state_file.unlink()
+        sim = Simulator(world)
+        sim.setState(state)
+        path = snapshot(sim, bag.parent / f"{bag.name}_scene.png")
+    except (OSError, ValueError) as error:
+        print(f"warning: no picture of the final scene: {error}", file=sys.stderr)
+        return None
+    print(f"final scene at t = {sim.getTime():.3f} s (CPU renderer): {path}")
+    return path
+
+
 def _seconds(header) -> float:
     return header.stamp.sec + header.stamp.nanosec * 1e-9
 
@@ -382,7 +445,10 @@ def main(argv=None) -> int:
     controller = DemoController(node, robots, every_step=args.lockstep)
     frames = Frames(node)
     command = [sys.executable, "-m", "sim_node", "--ros-args", "-p", f"world:={world_path}",
-               "-p", f"real_time_factor:={float(args.real_time_factor)}", "-p", f"record:={bag}"]
+               "-p", f"real_time_factor:={float(args.real_time_factor)}", "-p", f"record:={bag}",
+               "-p", f"data_dir:={bag.parent}"]
+    if args.view:
+        command += ["-p", "viewer:=true", "-p", f"viewer_port:={args.view_port}"]
     if args.record_exclude:
         # a YAML list of single-quoted strings (a quote in one doubled, backslashes literal)
         patterns = ",".join("'" + p.replace("'", "''") + "'" for p in args.record_exclude)
@@ -415,6 +481,7 @@ def main(argv=None) -> int:
         if process.poll() is not None:
             failed = f"the node exited early with code {process.returncode}"
         wall = time.monotonic() - wall0
+        final_state = None if failed else _save_state(node, executor, process, bag)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGINT)
@@ -430,7 +497,9 @@ def main(argv=None) -> int:
     if failed:
         print(f"error: {failed}", file=sys.stderr)
         return 1
-    return summary(controller, bag, process.returncode, wall, frames)
+    code = summary(controller, bag, process.returncode, wall, frames)
+    scene_picture(world, final_state, bag)
+    return code
 
 
 def summary(controller: DemoController, bag: Path, returncode: int, wall: float,

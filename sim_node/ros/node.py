@@ -99,14 +99,18 @@ class _GuardedPublish:
     a reliable reader far behind): node.publish_failed reports it. A slow subscriber must not
     stop the simulation or disable a plugin."""
 
-    def __init__(self, publish, topic: str, node):
-        self.publish, self.topic, self.node = publish, topic, node
+    def __init__(self, publish, topic: str, node, msg_type=None):
+        self.publish, self.topic, self.node, self.msg_type = publish, topic, node, msg_type
 
     def __call__(self, message):
         try:
             self.publish(message)
         except RCLError as error:
             self.node.publish_failed(self.topic, error)
+        # the node's own viewer (viewer:=true) keeps a reference (sim_node/ros/view_node.py)
+        tap = self.node.publish_tap
+        if tap is not None:
+            tap(self.topic, self.msg_type, message, self)
 
 
 class WorldLoadError(ValueError):
@@ -237,6 +241,8 @@ class SimNode(Node):
 
     def __init__(self, node_name: str = "sim", *, world: WorldModel | None = None, **kwargs):
         self._publish_failures: dict[str, tuple[float, int]] = {}
+        self.publish_tap = None         # f(topic, type, message, publisher) after each publish
+        self.viewer = None
         super().__init__(node_name, **kwargs)
         self._declare_parameters()
         self._declare_safety_parameters()
@@ -312,6 +318,19 @@ class SimNode(Node):
         register_recording_services(self)
         if self._param("record"):
             self.recorder = Recorder(self, self._param("record"), exclude=self.record_exclude)
+        if self._param("viewer"):
+            from sim_node.ros.view_node import NodeViewer
+
+            port = self._param("viewer_port")
+            if not 0 <= port <= 65535:
+                raise ValueError(f"parameter viewer_port must be a TCP port in 0..65535 (0: any "
+                                 f"free port), got {port}")
+            try:
+                self.viewer = NodeViewer(self, port)
+            except OSError as error:
+                raise ValueError(f"parameter viewer_port: cannot serve the viewer on port "
+                                 f"{port}: {error.strerror or error}") from None
+            self.publish_tap = self.viewer.tap
 
     # -- endpoints ---------------------------------------------------------------------------
     # Without QoS event handlers: rclpy's executors rebuild their wait set from every handler
@@ -320,7 +339,8 @@ class SimNode(Node):
     def create_publisher(self, *args, **kwargs):
         kwargs.setdefault("event_callbacks", PublisherEventCallbacks(use_default_callbacks=False))
         publisher = super().create_publisher(*args, **kwargs)
-        publisher.publish = _GuardedPublish(publisher.publish, publisher.topic_name, self)
+        publisher.publish = _GuardedPublish(publisher.publish, publisher.topic_name, self,
+                                            publisher.msg_type)
         return publisher
 
     def publish_failed(self, topic: str, error: Exception):
@@ -390,6 +410,10 @@ class SimNode(Node):
         declare("record", "", "rosbag2 directory to record into ('': no recording)", True)
         declare("record_exclude", [], "regular expressions: published topics whose name "
                 "contains a match are not recorded (commands always are)", True)
+        declare("viewer", False, "serve the live web viewer from this node (the URL is printed "
+                "on one line; README 'Viewer on a node')", True)
+        declare("viewer_port", 8080, "HTTP port of the viewer (0: any free port; a busy port "
+                "moves on to the next free one)", True)
         declare("robot_namespaces", [], "ROBOT=NAMESPACE entries overriding the namespace rule "
                 "(default: the root for a world's only robot, else the robot's name; "
                 "NAMESPACE '/' is the root)", True)
@@ -586,6 +610,9 @@ class SimNode(Node):
         self._end_request(StepRequestInterrupted("the simulation node is shutting down"))
         if self.recorder is not None:
             self.recorder.close()
+        if self.viewer is not None:
+            self.publish_tap = None
+            self.viewer.close()
         self.sim.close()
         package_logger = logging.getLogger("sim_node")
         package_logger.removeHandler(self._log_handler)

@@ -5,21 +5,11 @@
 """
 import pytest
 
-from headless_browser import BrowserError, missing_reason, start_browser, stop_browser
+from headless_browser import browser_session
 
 
 @pytest.fixture
 def browser():
     """A selenium WebDriver of a headless chromium with working software WebGL, quit and
     killed by PID afterwards."""
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
-    try:
-        driver = start_browser()
-    except BrowserError as error:
-        pytest.fail(str(error), pytrace=False)
-    try:
-        yield driver
-    finally:
-        stop_browser(driver)
+    yield from browser_session()
