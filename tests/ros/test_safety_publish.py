@@ -12,6 +12,8 @@ from sim_node.ros.node import _GuardedPublish
 
 
 class _Node:
+    publish_tap = None      # the node's viewer hook (SimNode.publish_tap): none here
+
     def __init__(self):
         self.failures = []
 
