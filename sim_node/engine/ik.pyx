@@ -40,6 +40,7 @@ from libc.math cimport atan2, cos, fabs, isfinite, sin, sqrt
 from libc.stdlib cimport free, malloc
 
 from sim_node.engine.arguments cimport as_vector, data_ptr
+from sim_node.engine.cholesky cimport cholesky_resolve, cholesky_solve
 from sim_node.engine.integrate cimport integrate_config
 from sim_node.engine.kinematics cimport body_columns, forward_kinematics, link_placements
 from sim_node.engine.model cimport (Data, DataC, Model, ModelC, JOINT_PRISMATIC,
@@ -314,43 +315,6 @@ cdef void ik_eval(const ModelC* m, DataC* d, const double* q, const double* goal
                     J[row * na + a] = sx * dot3(t, bx) - dot3(t, &g[G_ADEST])
                     J[(row + 1) * na + a] = sy * dot3(t, by) - dot3(t, &g[G_ADEST])
         row += nrot
-
-
-cdef bint cholesky_solve(double* A, int n, double* b) noexcept nogil:
-    # (A (n x n) symmetric positive definite, b) => (b = A^-1 b); A is overwritten by its
-    # Cholesky factor. False when A is not positive definite.
-    cdef int i, j, k
-    cdef double s
-    for j in range(n):
-        s = A[j * n + j]
-        for k in range(j):
-            s -= A[j * n + k] * A[j * n + k]
-        if not s > 0.0:
-            return False
-        A[j * n + j] = sqrt(s)
-        for i in range(j + 1, n):
-            s = A[i * n + j]
-            for k in range(j):
-                s -= A[i * n + k] * A[j * n + k]
-            A[i * n + j] = s / A[j * n + j]
-    cholesky_resolve(A, n, b)
-    return True
-
-
-cdef void cholesky_resolve(const double* L, int n, double* b) noexcept nogil:
-    # (L lower Cholesky factor, b) => (b = (L L^T)^-1 b)
-    cdef int i, k
-    cdef double s
-    for i in range(n):
-        s = b[i]
-        for k in range(i):
-            s -= L[i * n + k] * b[k]
-        b[i] = s / L[i * n + i]
-    for i in range(n - 1, -1, -1):
-        s = b[i]
-        for k in range(i + 1, n):
-            s -= L[k * n + i] * b[k]
-        b[i] = s / L[i * n + i]
 
 
 cdef inline double sqnorm(const double* x, int n) noexcept nogil:

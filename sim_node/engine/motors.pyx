@@ -27,6 +27,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport fabs, isnan, sqrt
 
+from sim_node.engine.cholesky cimport cholesky_solve
 from sim_node.engine.crba cimport crba
 from sim_node.engine.model cimport Data, Model
 from sim_node.engine.rnea cimport rnea
@@ -336,7 +337,7 @@ cdef void _clamps(const double[:, ::1] step, const double[::1] accel,
                 rhs[r] = x
                 for c in range(nfree):
                     A[r * nfree + c] = step[free[r], free[c]]
-            if not _cholesky_solve(A, rhs, nfree):
+            if not cholesky_solve(&A[0], nfree, &rhs[0], 1e-300):
                 _least_squares(step, free, rhs, nfree)
             for r in range(nfree):
                 a[free[r]] = rhs[r]
@@ -374,36 +375,6 @@ cdef void _least_squares(const double[:, ::1] step, const Py_ssize_t[::1] free,
                                rcond=None)[0]
     for r in range(nfree):
         rhs[r] = solution[r]
-
-
-cdef bint _cholesky_solve(double[::1] A, double[::1] b, int n) noexcept:
-    # A (n x n, row-major, symmetric) x = b in place by Cholesky; False when A is not
-    # positive definite
-    cdef int i, j, k
-    cdef double s
-    for j in range(n):
-        s = A[j * n + j]
-        for k in range(j):
-            s -= A[j * n + k] * A[j * n + k]
-        if not s > 1e-300:
-            return False
-        A[j * n + j] = sqrt(s)
-        for i in range(j + 1, n):
-            s = A[i * n + j]
-            for k in range(j):
-                s -= A[i * n + k] * A[j * n + k]
-            A[i * n + j] = s / A[j * n + j]
-    for i in range(n):
-        s = b[i]
-        for k in range(i):
-            s -= A[i * n + k] * b[k]
-        b[i] = s / A[i * n + i]
-    for i in range(n - 1, -1, -1):
-        s = b[i]
-        for k in range(i + 1, n):
-            s -= A[k * n + i] * b[k]
-        b[i] = s / A[i * n + i]
-    return True
 
 
 cdef void _record(const double[::1] v, double dt, const Py_ssize_t[::1] joints,
