@@ -139,28 +139,62 @@ def test_changed_limits_and_damping_outlive_a_rebuild_and_get_joint_info_keeps_t
         assert infos[p][0][:4] == pytest.approx((0.5, 0.0, -2.96705972839, 2.96705972839))
 
 
-def test_limits_on_a_continuous_joint_and_damping_on_a_fixed_one_as_pybullet():
-    """r2d2's wheels are continuous: changed limits bound them (PyBullet adds a limit
-    constraint). jointDamping on the base or a fixed joint has nothing to damp: accepted, no
-    effect (PyBullet's too); limits there are refused."""
+HINGES = """<robot name="hinges">
+  <link name="base"/>
+  <link name="arm">
+    <inertial><origin xyz="1 0 0"/><mass value="1"/>
+      <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="continuous" type="continuous"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 0 1"/></joint>
+  <link name="arm2">
+    <inertial><origin xyz="1 0 0"/><mass value="1"/>
+      <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="revolute" type="revolute"><parent link="base"/><child link="arm2"/>
+    <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def test_a_continuous_joint_gets_limits_and_a_motor_stops_at_them_as_pybullet(tmp_path):
+    """A continuous hinge and a revolute one (limits +-3 in the file) given limits +-0.2 and a
+    velocity motor (5 rad/s, 50 N m): both stop at 0.2, as in PyBullet (which adds a limit
+    constraint to the continuous joint too)."""
+    path = tmp_path / "hinges.urdf"
+    path.write_text(HINGES)
+    with ours() as a, reference() as b:
+        states = {}
+        for api, c in ((p, a), (pb, b)):
+            api.setGravity(0, 0, 0, physicsClientId=c)
+            uid = quiet(api.loadURDF, str(path), useFixedBase=True,
+                        flags=pb.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
+            for j in (0, 1):
+                api.changeDynamics(uid, j, jointLowerLimit=-0.2, jointUpperLimit=0.2,
+                                   physicsClientId=c)
+                api.setJointMotorControl2(uid, j, pb.VELOCITY_CONTROL, targetVelocity=5,
+                                          force=50, physicsClientId=c)
+            for _ in range(120):
+                api.stepSimulation(physicsClientId=c)
+            states[api] = [api.getJointState(uid, j, physicsClientId=c)[:2] for j in (0, 1)]
+    assert np.allclose(states[pb], [(0.2, 0.0)] * 2, atol=1e-5)
+    assert np.allclose(states[p], states[pb], atol=1e-5)
+
+
+def test_joint_fields_on_the_base_or_a_fixed_joint():
+    """jointDamping on the base or a fixed joint has nothing to damp: accepted, no effect
+    (PyBullet's applies it to DOFs only); limits there are refused."""
     with ours() as a:
         uid = quiet(p.loadURDF, "r2d2.urdf", [0, 0, 0.5], physicsClientId=a)
         kinds = [p.getJointInfo(uid, j, physicsClientId=a)[2] for j in range(15)]
-        wheel, fixed = kinds.index(pb.JOINT_REVOLUTE), kinds.index(pb.JOINT_FIXED)
-        p.changeDynamics(uid, wheel, jointLowerLimit=-0.2, jointUpperLimit=0.2,
-                         physicsClientId=a)
-        p.setJointMotorControl2(uid, wheel, pb.VELOCITY_CONTROL, targetVelocity=5, force=50,
-                                physicsClientId=a)
-        for _ in range(120):
-            p.stepSimulation(physicsClientId=a)
-        assert abs(p.getJointState(uid, wheel, physicsClientId=a)[0] - 0.2) < 5e-3
-        state = p.getBasePositionAndOrientation(uid, physicsClientId=a)
+        fixed = kinds.index(pb.JOINT_FIXED)
+        from sim_node.pybullet.client import get_client
+        damping = get_client(a).body(uid).entity.structure.damping.copy()
         for link in (-1, fixed):
             p.changeDynamics(uid, link, jointDamping=2.0, physicsClientId=a)
             with pytest.raises(p.error, match="joint"):
                 p.changeDynamics(uid, link, jointLowerLimit=0, jointUpperLimit=1,
                                  physicsClientId=a)
-        assert p.getBasePositionAndOrientation(uid, physicsClientId=a) == state
+        assert np.array_equal(get_client(a).body(uid).entity.structure.damping, damping)
 
 
 BAD = [dict(jointDamping=math.nan), dict(jointDamping=-1.0), dict(jointDamping=math.inf),
