@@ -702,6 +702,10 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
         if np.any(diag < 0):
             raise error(f"{fn}: localInertiaDiagonal must be >= 0, got {diag.tolist()}")
     joint_damping = positive(jointDamping, "jointDamping")
+    if joint_damping is not None and joint_damping > bounds.MAX_GAIN:
+        # (as the PID's kd: beyond it the implicit term swamps the mass matrix)
+        raise error(f"{fn}: jointDamping must be <= {bounds.MAX_GAIN:g} N m s/rad, got "
+                    f"{joint_damping}")
     limits = _joint_limits(body, link, jointLowerLimit, jointUpperLimit, fn)
     kept = {k: positive(v, k) for k, v in (("spinningFriction", spinningFriction),
                                            ("rollingFriction", rollingFriction))

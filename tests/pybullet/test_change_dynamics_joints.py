@@ -198,6 +198,7 @@ def test_joint_fields_on_the_base_or_a_fixed_joint():
 
 
 BAD = [dict(jointDamping=math.nan), dict(jointDamping=-1.0), dict(jointDamping=math.inf),
+       dict(jointDamping=1e13),
        dict(jointDamping="x"), dict(jointLowerLimit=0.5, jointUpperLimit=-0.5),
        dict(jointLowerLimit=math.nan, jointUpperLimit=1.0),
        dict(jointLowerLimit=-1.0, jointUpperLimit=math.nan),
@@ -214,7 +215,7 @@ BAD = [dict(jointDamping=math.nan), dict(jointDamping=-1.0), dict(jointDamping=m
                                                         dict(jointLowerLimit=-1,
                                                              jointUpperLimit=1)]))
 def test_hostile_joint_fields_are_refused_and_nothing_is_half_applied(bad, good):
-    """NaN, negative or infinite damping, lower > upper, NaN or infinite-on-the-wrong-side
+    """NaN, negative, infinite or absurd (> 1e12) damping, lower > upper, NaN or infinite-on-the-wrong-side
     limits, one limit alone: p.error naming the field, and nothing of the call applied (a
     valid field beside the bad one included). PyBullet skips such values silently."""
     if set(bad) & set(good):
