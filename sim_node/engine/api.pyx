@@ -575,6 +575,55 @@ cdef class Scene:
         if not 0 <= robot < self.model.nrobot:
             raise IndexError(f"robot {robot} out of range [0, {self.model.nrobot})")
 
+    def _check_scalar_dof(self, int robot, int dof):
+        self._check_robot(robot)
+        cdef const RobotC* rob = &self.model.robots[robot]
+        if not 0 <= dof < rob.model.nv:
+            raise IndexError(f"DOF {dof} out of range [0, {rob.model.nv}) of robot {robot}")
+        if rob.dof_q[dof] < 0 or rob.dof_ball[dof] >= 0:
+            raise ValueError(f"DOF {dof} of robot {robot} is not a scalar joint's (revolute, "
+                             "prismatic, continuous, planar coordinate)")
+
+    # -- joint parameters (the robot's model arrays; the next step uses them) --------------
+    def set_joint_damping(self, int robot, int dof, double damping):
+        """Set the viscous damping [N m s/rad or N s/m] of DOF `dof` (index into the robot's
+        v; not a floating base's) to a finite value >= 0."""
+        self._check_robot(robot)
+        cdef const RobotC* rob = &self.model.robots[robot]
+        if not self.model.robot_joint_offset[robot] <= dof < rob.model.nv:
+            raise IndexError(f"joint DOF {dof} out of range [{self.model.robot_joint_offset[robot]}"
+                             f", {rob.model.nv}) of robot {robot}")
+        if not (isfinite(damping) and damping >= 0.0):
+            raise ValueError(f"joint damping must be finite and >= 0, got {damping}")
+        (<double*> rob.damping)[dof] = damping
+
+    def get_joint_damping(self, int robot, int dof):
+        self._check_robot(robot)
+        cdef const RobotC* rob = &self.model.robots[robot]
+        if not 0 <= dof < rob.model.nv:
+            raise IndexError(f"DOF {dof} out of range [0, {rob.model.nv}) of robot {robot}")
+        return rob.damping[dof]
+
+    def set_joint_limits(self, int robot, int dof, double lower, double upper):
+        """Set the position limits [rad or m] of a scalar joint DOF's coordinate: lower <= upper
+        (equal: the joint is held), -inf / inf for none on that side; NaN, lower = inf and
+        upper = -inf are refused. A coordinate already beyond a new limit is pushed back as a
+        penetrating one is (at most MAX_PUSH_OUT_SPEED)."""
+        self._check_scalar_dof(robot, dof)
+        if not (lower <= upper and lower < INFINITY and upper > -INFINITY):
+            raise ValueError(f"joint limits must satisfy lower <= upper (not NaN, lower < inf, "
+                             f"upper > -inf), got [{lower}, {upper}]")
+        cdef const RobotC* rob = &self.model.robots[robot]
+        cdef int qi = rob.dof_q[dof]
+        (<double*> rob.q_lower)[qi] = lower
+        (<double*> rob.q_upper)[qi] = upper
+
+    def get_joint_limits(self, int robot, int dof):
+        """(lower, upper) of a scalar joint DOF's coordinate."""
+        self._check_scalar_dof(robot, dof)
+        cdef const RobotC* rob = &self.model.robots[robot]
+        return rob.q_lower[rob.dof_q[dof]], rob.q_upper[rob.dof_q[dof]]
+
     # -- contacts and feedback -----------------------------------------------------------
     def enable_feedback(self, int body_a, int body_b, bint enabled=True):
         """Record contact feedback between two collision bodies (see `feedback`)."""

@@ -667,9 +667,12 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
                    physicsClientId=0):
     """Change a link's dynamics. Mapped: mass, localInertiaDiagonal (the link's inertia about its
     COM in its inertial frame), lateralFriction, restitution, contactStiffness and
-    contactDamping (together, the engine's contact spring and damper). Kept for
-    getDynamicsInfo only: spinningFriction, rollingFriction. Accepted and ignored with a
-    one-time warning: the rest (README). Validated whole before anything applies."""
+    contactDamping (together, the engine's contact spring and damper), jointDamping (the
+    engine's viscous joint damping on every DOF of the link's joint) and jointLowerLimit +
+    jointUpperLimit (together, lower <= upper: the engine's position limits of the link's
+    scalar joint). Kept for getDynamicsInfo only: spinningFriction, rollingFriction. Accepted
+    and ignored with a one-time warning: the rest (README). getJointInfo keeps reporting the
+    file's damping and limits, as PyBullet's does. Validated whole before anything applies."""
     client = get_client(physicsClientId)
     body = client.body(bodyUniqueId)
     fn = "changeDynamics"
@@ -698,6 +701,12 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
         diag = finite_vector(localInertiaDiagonal, 3, fn, "localInertiaDiagonal")
         if np.any(diag < 0):
             raise error(f"{fn}: localInertiaDiagonal must be >= 0, got {diag.tolist()}")
+    joint_damping = positive(jointDamping, "jointDamping")
+    if joint_damping is not None and joint_damping > bounds.MAX_GAIN:
+        # (as the PID's kd: beyond it the implicit term swamps the mass matrix)
+        raise error(f"{fn}: jointDamping must be <= {bounds.MAX_GAIN:g} N m s/rad, got "
+                    f"{joint_damping}")
+    limits = _joint_limits(body, link, jointLowerLimit, jointUpperLimit, fn)
     kept = {k: positive(v, k) for k, v in (("spinningFriction", spinningFriction),
                                            ("rollingFriction", rollingFriction))
             if v is not None}
@@ -707,12 +716,9 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
                                  ("ccdSweptSphereRadius", ccdSweptSphereRadius),
                                  ("contactProcessingThreshold", contactProcessingThreshold),
                                  ("activationState", activationState),
-                                 ("jointDamping", jointDamping),
                                  ("anisotropicFriction", anisotropicFriction),
                                  ("maxJointVelocity", maxJointVelocity),
                                  ("collisionMargin", collisionMargin),
-                                 ("jointLowerLimit", jointLowerLimit),
-                                 ("jointUpperLimit", jointUpperLimit),
                                  ("jointLimitForce", jointLimitForce),
                                  ("sleepThreshold", sleepThreshold)) if v is not None}
     for k, v in ignored.items():
@@ -757,10 +763,64 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
         extra = body.info.setdefault("dynamics", {}).setdefault(link, {})
         if stiffness is not None:
             extra["contactStiffness"], extra["contactDamping"] = stiffness, damping
+    if joint_damping is not None or limits is not None:
+        _set_joint_parameters(body, link, joint_damping, limits)
     body.info.setdefault("dynamics", {}).setdefault(link, {}).update(kept)
     for name in ignored:
         warn_once(client, f"changeDynamics:{name}", f"{fn}: {name} is accepted and ignored "
                   "by sim_node (README 'The PyBullet API: bodies, joints, control')")
+
+
+def _joint_limits(body, link: int, lower, upper, fn: str):
+    """(lower, upper) of changeDynamics' jointLowerLimit / jointUpperLimit, checked, or None.
+    PyBullet applies them when lower <= upper only (defaults 1 / -1: a call with one of them
+    alone sets [1, upper] or nothing); sim_node wants both, lower <= upper, on a revolute,
+    continuous or prismatic joint, and says so otherwise. +-inf leaves that side free."""
+    if lower is None and upper is None:
+        return None
+    if lower is None or upper is None:
+        raise error(f"{fn}: jointLowerLimit and jointUpperLimit go together (give both, lower "
+                    "<= upper; PyBullet would take 1 / -1 for the missing one)")
+    values = []
+    for value, what in ((lower, "jointLowerLimit"), (upper, "jointUpperLimit")):
+        try:
+            x = float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise error(f"{fn}: {what} must be a number, got {value!r}") from None
+        if math.isnan(x):
+            raise error(f"{fn}: {what} is NaN")
+        values.append(x)
+    lo, hi = values
+    if not (lo <= hi and lo < math.inf and hi > -math.inf):
+        raise error(f"{fn}: jointLowerLimit {lo} and jointUpperLimit {hi}: the limits need "
+                    "lower <= upper, lower < inf, upper > -inf (PyBullet ignores other pairs)")
+    if link < 0:
+        raise error(f"{fn}: joint limits need a joint: linkIndex -1 is the base")
+    qs, _ = body.joint_coords(link)
+    kind = body.entity.urdf.joints[body.joint_name(link)].type
+    if qs.stop - qs.start != 1 or kind not in ("revolute", "continuous", "prismatic"):
+        raise error(f"{fn}: joint {link} of body {body.uid} is a {kind} joint: joint limits "
+                    "apply to revolute, continuous and prismatic joints")
+    return lo, hi
+
+
+def _set_joint_parameters(body, link: int, damping, limits):
+    """Joint damping (every DOF of the link's joint; none for the base or a fixed joint, as in
+    PyBullet) and position limits into the robot's model (kept over rebuilds of the scene)
+    and the engine's scene (the next step uses them)."""
+    if link < 0:
+        return
+    st = body.entity.structure
+    scene = body.client.sim.engine
+    r = body.robot_index()
+    qs, vs = body.joint_coords(link)
+    if damping is not None:
+        for k in range(vs.start, vs.stop):
+            st.damping[k] = damping
+            scene.set_joint_damping(r, k, damping)
+    if limits is not None:
+        st.q_lower[qs.start], st.q_upper[qs.start] = limits
+        scene.set_joint_limits(r, vs.start, *limits)
 
 
 def _link_twists(body):
