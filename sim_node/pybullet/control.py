@@ -134,6 +134,10 @@ def motors(body) -> Motors:
     towards 0 with the default impulse on every scalar and (per axis) spherical joint."""
     if body.motors is None:
         m = Motors(body.num_joints)
+        if body.info.get("maximal_coordinates"):
+            # PyBullet makes such a body a btRigidBody, undamped (measured; its
+            # changeDynamics damping follows btRigidBody's formula, not implemented here)
+            m.damping = (0.0, 0.0)
         for j in range(body.num_joints):
             if body.joint_coords(j)[0].stop - body.joint_coords(j)[0].start == 4:
                 m.spherical[j] = (np.array([0.0, 0.0, 0.0, 1.0]), np.zeros(3),
@@ -748,6 +752,11 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
                                  ("jointUpperLimit", jointUpperLimit),
                                  ("jointLimitForce", jointLimitForce),
                                  ("sleepThreshold", sleepThreshold)) if v is not None}
+    if body.info.get("maximal_coordinates"):
+        # (PyBullet's btRigidBody damping is another formula: not implemented, README)
+        ignored.update({k: v for k, v in (("linearDamping", linear_damping),
+                                          ("angularDamping", angular_damping)) if v is not None})
+        linear_damping = angular_damping = None
     for k, v in ignored.items():
         if k != "anisotropicFriction":
             finite_float(v, fn, k)

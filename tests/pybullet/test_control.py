@@ -643,3 +643,27 @@ def test_hostile_damping_is_refused_with_nothing_applied():
         # still the default damping: 1 - dt (0.04 + 0.04 * 1)
         assert p.getBaseVelocity(uid, physicsClientId=a)[0][0] == \
             pytest.approx(1.0 - 0.08 / 240, rel=1e-12)
+
+
+def test_bodies_in_maximal_coordinates_are_undamped_as_pybullets_rigid_bodies():
+    """useMaximalCoordinates makes PyBullet's body a btRigidBody without damping: its speed
+    stays (sim_node simulates it reduced, without the link damping); changeDynamics' damping
+    on it is accepted and ignored with a warning (btRigidBody's formula differs)."""
+    with ours() as a, reference() as b:
+        runs = []
+        for api, client in ((p, a), (pb, b)):
+            api.setGravity(0, 0, 0, physicsClientId=client)
+            shape = api.createCollisionShape(pb.GEOM_SPHERE, radius=0.1, physicsClientId=client)
+            uids = [api.createMultiBody(1.0, shape, -1, [0, 0, 1], useMaximalCoordinates=1,
+                                        physicsClientId=client),
+                    quiet(api.loadURDF, "cube_small.urdf", [1, 0, 1], useMaximalCoordinates=1,
+                          physicsClientId=client)]
+            for uid in uids:
+                api.resetBaseVelocity(uid, [1.0, 0, 0], [0, 0, 5.0], physicsClientId=client)
+            for _ in range(10):
+                api.stepSimulation(physicsClientId=client)
+            runs.append([api.getBaseVelocity(uid, physicsClientId=client) for uid in uids])
+        np.testing.assert_allclose(np.array(runs[0]).reshape(-1), np.array(runs[1]).reshape(-1),
+                                   atol=1e-9)
+        with pytest.warns(UserWarning, match="linearDamping"):
+            p.changeDynamics(0, -1, linearDamping=0.5, physicsClientId=a)
