@@ -449,7 +449,7 @@ def apply_motors(client):
         js = body.scalar_joints[0]
         m = motors(body)
         if not len(js) and not m.spherical and not m.spherical_torque:
-            if len(scene.robot_v[body.robot_index()]):
+            if m.damping != (0.0, 0.0) and len(scene.robot_v[body.robot_index()]):
                 _kernel(client, scene, body, m).damp()     # a free body: its damping only
             continue
         kernel = _kernel(client, scene, body, m)
@@ -806,8 +806,13 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
         lin, ang = m.damping
         m.damping = (lin if linear_damping is None else linear_damping,
                      ang if angular_damping is None else angular_damping)
-    if body.motors is not None:
-        body.motors.kernel = None       # its damping table: the new masses and coefficients
+    if body.motors is not None and body.motors.kernel is not None:
+        # its damping table: the new masses and coefficients (the next step's kernel); no
+        # damping force until then (a body without motors and without damping gets none)
+        body.motors.kernel = None
+        r = body.robot_index()
+        client.sim.hold_robot_forces(r, None)
+        client.sim.engine.robot_tau_ext[r][:] = 0.0
     for name in ignored:
         warn_once(client, f"changeDynamics:{name}", f"{fn}: {name} is accepted and ignored "
                   "by sim_node (README 'The PyBullet API: bodies, joints, control')")

@@ -667,3 +667,21 @@ def test_bodies_in_maximal_coordinates_are_undamped_as_pybullets_rigid_bodies():
                                    atol=1e-9)
         with pytest.warns(UserWarning, match="linearDamping"):
             p.changeDynamics(0, -1, linearDamping=0.5, physicsClientId=a)
+
+
+def test_damping_switched_off_after_steps_stops_at_once():
+    """A free cube damped for some steps, then changeDynamics(0, 0): it coasts on at the
+    speed it had (no damping force left over from the earlier steps)."""
+    with ours() as a:
+        p.setGravity(0, 0, 0, physicsClientId=a)
+        uid = quiet(p.loadURDF, "cube_small.urdf", [0, 0, 1], physicsClientId=a)
+        p.resetBaseVelocity(uid, [2.0, 0, 0], [0, 0, 3.0], physicsClientId=a)
+        for _ in range(5):
+            p.stepSimulation(physicsClientId=a)
+        p.changeDynamics(uid, -1, linearDamping=0, angularDamping=0, physicsClientId=a)
+        before = np.concatenate(p.getBaseVelocity(uid, physicsClientId=a))
+        assert before[0] < 2.0
+        for _ in range(5):
+            p.stepSimulation(physicsClientId=a)
+        np.testing.assert_allclose(np.concatenate(p.getBaseVelocity(uid, physicsClientId=a)),
+                                   before, rtol=1e-12, atol=1e-12)
