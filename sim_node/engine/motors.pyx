@@ -21,6 +21,15 @@ scalar motor are unused). Per step:
         after the step: APPLIED (the motors' torques as realised) and external <- what else
         acted over the step, M dv / dt + C + G - actuator torques (extra: other actuator
         torques on DOFs, nv).
+
+Link damping (RobotMotors.set_damping; Bullet's btMultiBody damping, PyBullet's linearDamping
+and angularDamping): each moving link with mass m and rotational inertia I_c about its centre
+of mass, moving with the COM velocity v_c and angular velocity w, feels
+    f = -m (k_lin + k_lin |v_c|) v_c,   n = -I_c (k_ang + k_ang |w|) w   (about its COM)
+from the velocities at the start of the step (explicit, as Bullet's articulated-body pass adds
+them to the bias forces). Their generalized force (nv) goes to the robot's external generalized
+force array of the step (the engine's tau_ext, which the Simulator resets to it under the
+applied wrenches: Simulator.hold_robot_forces) and into the bias row the motors predict with.
 """
 import numpy as np
 
@@ -29,8 +38,9 @@ from libc.math cimport fabs, isnan, sqrt
 
 from sim_node.engine.cholesky cimport cholesky_solve
 from sim_node.engine.crba cimport crba
-from sim_node.engine.model cimport Data, Model
-from sim_node.engine.rnea cimport rnea
+from sim_node.engine.model cimport Data, DataC, Model, ModelC
+from sim_node.engine.rnea cimport body_forces_to_joints, rnea
+from sim_node.engine.spatial cimport add_cross3, mat3_vec
 from sim_node.engine.types cimport ACTUATOR_PID, ACTUATOR_TORQUE
 
 cnp.import_array()
@@ -66,14 +76,15 @@ NROW = C_NROW
 cdef class Scratch:
     # work arrays of the kernels: per motor (n) and per DOF (nv)
     cdef double[::1] known, targets, forces, clamp, accel, tau, a, rhs, A, zero_v, actuated
+    cdef double[::1] damp       # (nv) the link damping's generalized force of this step
     cdef int[::1] on, active
     cdef Py_ssize_t[::1] free
 
     def __init__(self, int n, int nv):
         self.known, self.targets, self.forces, self.clamp = (np.zeros(max(n, 1))
                                                              for _ in range(4))
-        self.accel, self.tau, self.a, self.rhs, self.zero_v, self.actuated = (
-            np.zeros(max(nv, 1)) for _ in range(6))
+        self.accel, self.tau, self.a, self.rhs, self.zero_v, self.actuated, self.damp = (
+            np.zeros(max(nv, 1)) for _ in range(7))
         self.A = np.zeros(max(nv * nv, 1))
         self.on = np.zeros(max(nv, 1), dtype=np.intc)
         self.active = np.zeros(max(n, 1), dtype=np.intc)
@@ -81,6 +92,17 @@ cdef class Scratch:
 
 
 cdef double[::1] _EMPTY = np.zeros(1)
+cdef double _ZERO3[3]
+_ZERO3[:] = [0.0, 0.0, 0.0]
+
+# the columns of a damping table (RobotMotors.set_damping), a row per moving link
+cdef enum:
+    C_DAMP_MASS = 0         # [kg]
+    C_DAMP_COM = 1          # 1..3: its COM in its body's frame [m]
+    C_DAMP_INERTIA = 4      # 4..12: its rotational inertia about its COM in body axes
+    C_DAMP_NCOL = 13
+
+DAMP_MASS, DAMP_COM, DAMP_INERTIA, DAMP_NCOL = 0, 1, 4, 13
 
 
 cdef double[::1] _external(value, int nv, str what):
@@ -165,6 +187,11 @@ cdef class RobotMotors:
     cdef double[::1] kp, ki, kd, v_des, tau_ff, advance
     cdef Scratch scratch
     cdef readonly object arrays     # what it was built on (identity checks by the caller)
+    cdef const Py_ssize_t[::1] damp_bodies
+    cdef const double[:, ::1] damp_links
+    cdef double k_lin, k_ang
+    cdef bint damped
+    cdef double[::1] tau_ext        # (nv) the robot's external generalized forces
 
     def __init__(self, Model model not None, Data data not None, q, v, joints, qis, vis,
                  table, step, mode, kp, ki, kd, v_des, tau_ff, advance):
@@ -184,15 +211,65 @@ cdef class RobotMotors:
             raise ValueError("RobotMotors: inconsistent motor arrays")
         self.scratch = Scratch(n, nv)
         self.arrays = (q, v, table, step, mode)
+        self.damp_bodies = np.zeros(0, dtype=np.intp)
+        self.damp_links = np.zeros((0, DAMP_NCOL))
+        self.damped = False
+
+    def set_damping(self, bodies, links, double k_lin, double k_ang, tau_ext):
+        """Link damping (module docstring): bodies (L) the engine body of each moving link,
+        links (L, DAMP_NCOL) its mass, COM and inertia (the DAMP_* columns), k_lin [1/s and
+        1/m], k_ang [1/s and 1/rad] >= 0; tau_ext (nv) the robot's external generalized force
+        array, written with the damping's force each step (0 at once when off)."""
+        cdef double[::1] ext = tau_ext
+        cdef const Py_ssize_t[::1] b = np.ascontiguousarray(bodies, dtype=np.intp)
+        cdef const double[:, ::1] rows = np.ascontiguousarray(links, dtype=np.float64)
+        cdef Py_ssize_t k
+        if rows.shape[0] != b.shape[0] or (rows.shape[0] and rows.shape[1] != C_DAMP_NCOL):
+            raise ValueError(f"set_damping: bodies (L) and links (L, {DAMP_NCOL}) expected")
+        for k in range(b.shape[0]):
+            if not 0 <= b[k] < self.model.nbody:
+                raise ValueError(f"set_damping: body {b[k]} out of 0..{self.model.nbody - 1}")
+        if not (k_lin >= 0.0 and k_ang >= 0.0):
+            raise ValueError(f"set_damping: k_lin, k_ang must be >= 0, got {k_lin}, {k_ang}")
+        if ext.shape[0] != self.model.nv:
+            raise ValueError(f"set_damping: tau_ext ({self.model.nv}) expected")
+        self.damp_bodies, self.damp_links, self.k_lin, self.k_ang = b, rows, k_lin, k_ang
+        self.tau_ext = ext
+        self.damped = (k_lin > 0.0 or k_ang > 0.0) and b.shape[0] > 0 and self.model.nv > 0
+        for k in range(self.scratch.damp.shape[0]):
+            self.scratch.damp[k] = 0.0
+        for k in range(self.model.nv):
+            ext[k] = 0.0
+
+    @property
+    def damping_forces(self):
+        """(nv) the link damping's generalized force of the step pre() or damp() prepared."""
+        return np.asarray(self.scratch.damp)[:self.model.nv]
+
+    def damp(self):
+        """The link damping alone (a body without motors) into tau_ext."""
+        cdef int i
+        if self.damped:
+            _damping(&self.model.c, &self.data.c, self.q, self.v, False, self.damp_bodies,
+                     self.damp_links, self.k_lin, self.k_ang, self.scratch)
+            for i in range(self.model.nv):
+                self.tau_ext[i] = self.scratch.damp[i]
 
     def pre(self, double gx, double gy, double gz, external, bint commands, double dt=0.0,
             double stiffness=0.0, double default_force=0.0):
         """motor_dynamics with gravity (gx, gy, gz) [m/s^2], then (commands) motor_commands."""
         cdef double g[3]
         g[0], g[1], g[2] = gx, gy, gz
-        cdef int nv = self.model.nv
+        cdef int nv = self.model.nv, i
         _dynamics(self.model, self.data, self.q, self.v, g, _external(external, nv, "pre"),
                   external is not None, self.step, self.scratch.zero_v)
+        if self.damped:
+            # (the RNEA pass above left the bodies' velocities in data)
+            _damping(&self.model.c, &self.data.c, self.q, self.v, True, self.damp_bodies,
+                     self.damp_links, self.k_lin, self.k_ang, self.scratch)
+            for i in range(nv):
+                self.step[nv, i] = self.step[nv, i] - self.scratch.damp[i]
+                self.tau_ext[i] = self.scratch.damp[i]
         if commands:
             self.commands(dt, stiffness, default_force)
 
@@ -290,6 +367,46 @@ cdef void _commands(const double[::1] q, const double[::1] v, double dt, double 
             table[C_LAST_TARGET, j] = clamped
         table[C_LAST_GAIN, j] = gain
         table[C_LAST_KNOWN, j] = known[k]
+
+
+cdef void _damping(const ModelC* m, DataC* d, const double[::1] q, const double[::1] v,
+                   bint velocities_ready, const Py_ssize_t[::1] bodies,
+                   const double[:, ::1] links, double k_lin, double k_ang, Scratch w):
+    # w.damp (nv) <- the generalized force of the links' damping (module docstring);
+    # velocities_ready: d.v holds the bodies' velocities at (q, v) (an RNEA pass just ran)
+    cdef int nv = m.nv, i, k
+    cdef Py_ssize_t l, b
+    cdef double vc[3]
+    cdef double Iw[3]
+    cdef double f[3]
+    cdef double s
+    cdef const double* row
+    cdef const double* vb
+    cdef double* fb
+    if not velocities_ready:
+        rnea(m, d, &q[0], &v[0], &w.zero_v[0], _ZERO3, &w.damp[0])
+    for i in range(6 * m.nbody):
+        d.f[i] = 0.0
+    for l in range(bodies.shape[0]):
+        b = bodies[l]
+        row = &links[l, 0]
+        vb = &d.v[6 * b]        # [v of the body origin; w], body axes
+        fb = &d.f[6 * b]
+        for k in range(3):
+            vc[k] = vb[k]
+        add_cross3(&vb[3], &row[C_DAMP_COM], vc)
+        s = -row[C_DAMP_MASS] * k_lin * (1.0 + sqrt(vc[0] * vc[0] + vc[1] * vc[1]
+                                                  + vc[2] * vc[2]))
+        for k in range(3):
+            f[k] = s * vc[k]
+            fb[k] += f[k]
+        # the torque about the COM, then moved to the body origin: n + c x f
+        mat3_vec(&row[C_DAMP_INERTIA], &vb[3], Iw)
+        s = -k_ang * (1.0 + sqrt(vb[3] * vb[3] + vb[4] * vb[4] + vb[5] * vb[5]))
+        for k in range(3):
+            fb[3 + k] += s * Iw[k]
+        add_cross3(&row[C_DAMP_COM], f, &fb[3])
+    body_forces_to_joints(m, d, &w.damp[0])
 
 
 cdef void _clamps(const double[:, ::1] step, const double[::1] accel,

@@ -5,3 +5,4 @@ cdef void rnea(const ModelC* m, DataC* d, const double* q, const double* qd, con
                const double* gravity, double* tau) noexcept nogil
 cdef void gravity_forces(const ModelC* m, DataC* d, const double* q, const double* gravity,
                          double* tau) noexcept nogil
+cdef void body_forces_to_joints(const ModelC* m, DataC* d, double* tau) noexcept nogil

@@ -58,6 +58,13 @@ cdef inline void _backward(const ModelC* m, DataC* d, double* tau) noexcept nogi
             force_to_parent_add(&d.R_PB[9 * i], &d.p_PB[3 * i], f, &d.f[6 * par])
 
 
+cdef void body_forces_to_joints(const ModelC* m, DataC* d, double* tau) noexcept nogil:
+    # (d.f: a force [f; n] per body at its origin in its axes; R_PB, p_PB of a pass over q)
+    # => tau (nv) = the generalized force of those forces, sum_i J_i^T f_i; d.f becomes the
+    # subtree sums
+    _backward(m, d, tau)
+
+
 cdef void rnea(const ModelC* m, DataC* d, const double* q, const double* qd, const double* qdd,
                const double* gravity, double* tau) noexcept nogil:
     # (q, qd, qdd, g) => (tau); leaves R_PB, p_PB, v, a, f (body frames) in d

@@ -56,6 +56,7 @@ DEFAULT_FORCE = 100000.0            # [N m or N] pybullet's setJointMotorControl
 DEFAULT_POSITION_GAIN = 0.1         # pybullet's positionGain default (POSITION_CONTROL)
 DEFAULT_VELOCITY_GAIN = 1.0         # pybullet's velocityGain default
 MOTOR_STIFFNESS = 100.0             # the motor's implicit damping in units of M_jj / dt
+DEFAULT_LINK_DAMPING = 0.04         # btMultiBody's linearDamping = angularDamping default
 
 
 class Motors:
@@ -82,6 +83,9 @@ class Motors:
         self.step = None
         self.stepping = False
         self.kernel = None              # sim_node.engine.motors.RobotMotors on these arrays
+        # the body's link damping (changeDynamics linearDamping, angularDamping: Bullet's
+        # per-body coefficients; sim_node.engine.motors states the forces)
+        self.damping = (DEFAULT_LINK_DAMPING, DEFAULT_LINK_DAMPING)
 
     def copy_state(self) -> dict:
         return copy.deepcopy({k: v for k, v in self.__dict__.items() if k != "kernel"})
@@ -130,6 +134,10 @@ def motors(body) -> Motors:
     towards 0 with the default impulse on every scalar and (per axis) spherical joint."""
     if body.motors is None:
         m = Motors(body.num_joints)
+        if body.info.get("maximal_coordinates"):
+            # PyBullet makes such a body a btRigidBody, undamped (measured; its
+            # changeDynamics damping follows btRigidBody's formula, not implemented here)
+            m.damping = (0.0, 0.0)
         for j in range(body.num_joints):
             if body.joint_coords(j)[0].stop - body.joint_coords(j)[0].start == 4:
                 m.spherical[j] = (np.array([0.0, 0.0, 0.0, 1.0]), np.zeros(3),
@@ -441,6 +449,8 @@ def apply_motors(client):
         js = body.scalar_joints[0]
         m = motors(body)
         if not len(js) and not m.spherical and not m.spherical_torque:
+            if m.damping != (0.0, 0.0) and len(scene.robot_v[body.robot_index()]):
+                _kernel(client, scene, body, m).damp()     # a free body: its damping only
             continue
         kernel = _kernel(client, scene, body, m)
         nv = len(m.external) if m.external is not None else -1
@@ -476,7 +486,33 @@ def _kernel(client, scene, body, m):
             model, data, q, v, js, qis, vis, m.table, m.step, scene.robot_mode[r],
             scene.robot_kp[r], scene.robot_ki[r], scene.robot_kd[r], scene.robot_v_des[r],
             scene.robot_tau_ff[r], scene.robot_advance[r])
+        kernel.set_damping(*_damping_links(body, model), *m.damping, scene.robot_tau_ext[r])
+        # (the Simulator keeps it under the wrenches applyExternalForce holds)
+        client.sim.hold_robot_forces(r, kernel.damping_forces)
     return kernel
+
+
+def _damping_links(body, model):
+    """(bodies (L), links (L, DAMP_NCOL)): the engine body, mass, COM and rotational inertia in
+    that body's frame of each URDF link that moves (sim_node.engine.motors' damping table)."""
+    link_body = model.arrays["link_body"]
+    K = motor_kernels
+    bodies, rows = [], []
+    for k in range(body.entity.numLinks()):
+        b = int(link_body[k])
+        mass = body.entity.link(k).getMass()
+        if b < 0 or mass.getMass() <= 0.0:
+            continue            # welded to the world, or massless: no damping force
+        R = model.arrays["link_R"][k].reshape(3, 3)     # the link's axes in its body's frame
+        row = np.zeros(K.DAMP_NCOL)
+        row[K.DAMP_MASS] = mass.getMass()
+        row[K.DAMP_COM:K.DAMP_COM + 3] = model.arrays["link_p"][k].reshape(3) \
+            + R @ mass.getCom()
+        row[K.DAMP_INERTIA:K.DAMP_INERTIA + 9] = (R @ mass.inertiaMatrix() @ R.T).ravel()
+        bodies.append(b)
+        rows.append(row)
+    return (np.array(bodies, dtype=np.intp),
+            np.array(rows).reshape(len(rows), K.DAMP_NCOL))
 
 
 def _apply_spherical_motors(client, body, m, dt, share, M, bias):
@@ -667,7 +703,8 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
                    physicsClientId=0):
     """Change a link's dynamics. Mapped: mass, localInertiaDiagonal (the link's inertia about its
     COM in its inertial frame), lateralFriction, restitution, contactStiffness and
-    contactDamping (together, the engine's contact spring and damper), jointDamping (the
+    contactDamping (together, the engine's contact spring and damper), linearDamping and
+    angularDamping (the whole body's link damping, as Bullet's), jointDamping (the
     engine's viscous joint damping on every DOF of the link's joint) and jointLowerLimit +
     jointUpperLimit (together, lower <= upper: the engine's position limits of the link's
     scalar joint). Kept for getDynamicsInfo only: spinningFriction, rollingFriction. Accepted
@@ -710,9 +747,9 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
     kept = {k: positive(v, k) for k, v in (("spinningFriction", spinningFriction),
                                            ("rollingFriction", rollingFriction))
             if v is not None}
-    ignored = {k: v for k, v in (("linearDamping", linearDamping),
-                                 ("angularDamping", angularDamping),
-                                 ("frictionAnchor", frictionAnchor),
+    linear_damping = positive(linearDamping, "linearDamping")
+    angular_damping = positive(angularDamping, "angularDamping")
+    ignored = {k: v for k, v in (("frictionAnchor", frictionAnchor),
                                  ("ccdSweptSphereRadius", ccdSweptSphereRadius),
                                  ("contactProcessingThreshold", contactProcessingThreshold),
                                  ("activationState", activationState),
@@ -721,6 +758,11 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
                                  ("collisionMargin", collisionMargin),
                                  ("jointLimitForce", jointLimitForce),
                                  ("sleepThreshold", sleepThreshold)) if v is not None}
+    if body.info.get("maximal_coordinates"):
+        # (PyBullet's btRigidBody damping is another formula: not implemented, README)
+        ignored.update({k: v for k, v in (("linearDamping", linear_damping),
+                                          ("angularDamping", angular_damping)) if v is not None})
+        linear_damping = angular_damping = None
     for k, v in ignored.items():
         if k != "anisotropicFriction":
             finite_float(v, fn, k)
@@ -766,6 +808,19 @@ def changeDynamics(bodyUniqueId, linkIndex, mass=None, lateralFriction=None,
     if joint_damping is not None or limits is not None:
         _set_joint_parameters(body, link, joint_damping, limits)
     body.info.setdefault("dynamics", {}).setdefault(link, {}).update(kept)
+    if linear_damping is not None or angular_damping is not None:
+        # Bullet's damping is the body's, whichever link is named
+        m = motors(body)
+        lin, ang = m.damping
+        m.damping = (lin if linear_damping is None else linear_damping,
+                     ang if angular_damping is None else angular_damping)
+    if body.motors is not None and body.motors.kernel is not None:
+        # its damping table: the new masses and coefficients (the next step's kernel); no
+        # damping force until then (a body without motors and without damping gets none)
+        body.motors.kernel = None
+        r = body.robot_index()
+        client.sim.hold_robot_forces(r, None)
+        client.sim.engine.robot_tau_ext[r][:] = 0.0
     for name in ignored:
         warn_once(client, f"changeDynamics:{name}", f"{fn}: {name} is accepted and ignored "
                   "by sim_node (README 'The PyBullet API: bodies, joints, control')")

@@ -43,7 +43,8 @@ def loadSDF(sdfFileName, useMaximalCoordinates=0, globalScaling=1.0, physicsClie
         warn_once(client, "useMaximalCoordinates", f"{fn}: useMaximalCoordinates is accepted "
                   "and ignored (sim_node simulates reduced coordinates)")
     models = [(body.urdf, body.fixed_base, body.R, body.p, {}) for body in parsed.bodies]
-    return _add_all(client, fn, path, models, _sdf_limits, dict(globalScaling=scale))
+    return _add_all(client, fn, path, models, _sdf_limits,
+                    dict(globalScaling=scale, maximal_coordinates=bool(maximal)))
 
 
 def loadMJCF(mjcfFileName, flags=0, physicsClientId=0):

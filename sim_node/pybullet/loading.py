@@ -109,6 +109,7 @@ def _load_urdf(fileName, basePosition=(0.0, 0.0, 0.0), baseOrientation=(0.0, 0.0
         warn_once(client, "useMaximalCoordinates", "loadURDF: useMaximalCoordinates is "
                   "accepted and ignored (sim_node simulates reduced coordinates)")
     return client.add_body(robot, fileName=path, flags=flags, globalScaling=scale,
+                           maximal_coordinates=bool(useMaximalCoordinates),
                            inertial_frames=frames,
                            bullet_inertias=[(inertias[n].mass, inertias[n].diagonal)
                                             for n in names],
@@ -582,7 +583,7 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
         raise error(f"{fn}: batchPositions must not be empty")
     positions = [finite_vector(x, 3, fn, "basePosition") for x in positions]
     orientation = unit_quaternion(baseOrientation, fn, "baseOrientation")
-    _flag_int(useMaximalCoordinates, fn, "useMaximalCoordinates")
+    maximal = _flag_int(useMaximalCoordinates, fn, "useMaximalCoordinates")
     _flag_int(flags, fn, "flags")
     # -- the robot's description
     names = [f"link{i}" for i in range(n + 1)]
@@ -617,7 +618,7 @@ def createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeInd
         except (ModelLoadError, ValueError) as e:
             raise error(f"{fn}: {e}") from None
         uids.append(client.add_body(robot, name=b"", inertial_frames=frames, created=True,
-                                    shapes=(col, vis)))
+                                    shapes=(col, vis), maximal_coordinates=bool(maximal)))
     return uids[0] if batchPositions is None else tuple(uids)
 
 

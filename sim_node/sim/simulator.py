@@ -81,6 +81,7 @@ class Simulator:
         self._bodies = {}
         self._object_rows = None    # (scene, free_state rows, COMs) of the rigid objects
         self._pending = {}          # world ID -> wrench [fx fy fz tx ty tz] at its com (world)
+        self._held_tau = {}         # robot -> (nv) generalized forces under the wrenches
         self._wrench_version = 0    # counts add_wrench calls
         self._feedback_all = False
         self._feedback_pairs = set()
@@ -471,7 +472,7 @@ class Simulator:
         self._scene = scene = self._layout.scene
         scene.set_time(time)
         self._install_constraints(impulses)
-        self._bodies, self._qdata, self._pending = {}, {}, {}
+        self._bodies, self._qdata, self._pending, self._held_tau = {}, {}, {}, {}
         previous = list(self._controllers)
         self._controllers = []
         for r in range(world.numRobots()):
@@ -775,10 +776,20 @@ class Simulator:
         self._zero_wrenches()
         self._pending.clear()
 
+    def hold_robot_forces(self, r: int, tau: np.ndarray):
+        """Robot r's external generalized forces (nv) [N m or N] start from `tau` (an array the
+        caller updates in place, e.g. sim_node.pybullet's link damping) when the held wrenches
+        are applied or cleared, instead of from 0; None: from 0 again."""
+        if tau is None:
+            self._held_tau.pop(r, None)
+        else:
+            self._held_tau[r] = tau
+
     def _zero_wrenches(self):
         self._scene.free_wrench[:] = 0.0
-        for tau_ext in self._scene.robot_tau_ext:
-            tau_ext[:] = 0.0
+        for r, tau_ext in enumerate(self._scene.robot_tau_ext):
+            held = self._held_tau.get(r)
+            tau_ext[:] = 0.0 if held is None else held
 
     def robot_query(self, r: int):
         """(model, Data for queries, q) of robot r: kinematics of the simulated state in a

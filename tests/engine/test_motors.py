@@ -131,3 +131,78 @@ def test_arrays_of_the_wrong_size_are_refused():
         K.motor_commands(np.zeros(2), np.zeros(2), 0.01, 100.0, 1.0, np.array([0], np.intp),
                          np.array([0, 1], np.intp), np.array([0], np.intp), _table(1), step,
                          np.zeros(2, np.int32), *(np.zeros(2) for _ in range(6)))
+
+
+def _motors(case, q, v):
+    """A RobotMotors without motors on the robot's (q, v) and fresh actuator arrays."""
+    nv = case.model.nv
+    zeros = [np.zeros(nv) for _ in range(6)]
+    none = np.zeros(0, dtype=np.intp)
+    return K.RobotMotors(case.model, case.data(), q, v, none, none, none,
+                         np.zeros((K.NROW, 0)), np.empty((nv + 2, nv)),
+                         np.zeros(nv, dtype=np.intc), *zeros)
+
+
+@given(random_robots(max_dof=12), st.floats(0.0, 2.0), st.floats(0.0, 2.0))
+def test_link_damping_is_the_jacobians_transpose_of_bullets_link_forces(robot, k_lin, k_ang):
+    # each body b (mass m, COM c, inertia I_c): f = -m k_lin (1 + |v_c|) v_c,
+    # n = -k_ang (1 + |w|) I_c w (world axes), summed as J_c^T [n; f] with the engine's point
+    # Jacobian at the COM (a URDF link of the body), not the RNEA backward pass
+    from sim_node.engine.api import kinematics
+    case, rng = robot
+    q, v, _, _ = case.state(rng)
+    model = case.model
+    a = model.arrays
+    if model.nv == 0:
+        return
+    link_body = a["link_body"].reshape(-1)
+    # (the bodies with a URDF link: planar joints add link-less ones between)
+    bodies = np.array([b for b in range(model.nbody) if (link_body == b).any()], dtype=np.intp)
+    rows = np.zeros((len(bodies), K.DAMP_NCOL))
+    rows[:, K.DAMP_MASS] = a["mass"][bodies]
+    rows[:, K.DAMP_COM:K.DAMP_COM + 3] = a["com"].reshape(-1, 3)[bodies]
+    rows[:, K.DAMP_INERTIA:] = a["inertia"].reshape(-1, 9)[bodies]
+    motors = _motors(case, q, v)
+    tau_ext = np.full(model.nv, np.nan)
+    motors.set_damping(bodies, rows, k_lin, k_ang, tau_ext)
+    assert not tau_ext.any()
+    motors.damp()
+    data = case.data()
+    R_all, _ = kinematics.frames(model, data, q)
+    expected = np.zeros(model.nv)
+    for row, b in zip(rows, bodies):
+        link = int(np.flatnonzero(link_body == b)[0])
+        R_BL = a["link_R"].reshape(-1, 3, 3)[link]
+        p_BL = a["link_p"].reshape(-1, 3)[link]
+        c_L = R_BL.T @ (row[1:4] - p_BL)
+        J = kinematics.jacobian(model, data, q, link, c_L).copy()
+        w, vc = J[:3] @ v, J[3:] @ v
+        R_WB = R_all[link] @ R_BL.T
+        I_W = R_WB @ row[4:].reshape(3, 3) @ R_WB.T
+        f = -row[0] * k_lin * (1 + np.linalg.norm(vc)) * vc
+        n = -k_ang * (1 + np.linalg.norm(w)) * I_W @ w
+        expected += J[:3].T @ n + J[3:].T @ f
+    assert_rel(tau_ext, expected, rtol=1e-9, atol=1e-12, what="damping")
+    assert_rel(motors.damping_forces, expected, rtol=1e-9, atol=1e-12, what="damping")
+    # off: zero at once
+    motors.set_damping(bodies, rows, 0.0, 0.0, tau_ext)
+    motors.damp()
+    assert not tau_ext.any()
+
+
+def test_damping_arguments_of_the_wrong_size_or_sign_are_refused():
+    from engine_cases import make_case
+    case = make_case("""<robot name="r"><link name="a"/><link name="b"><inertial>
+      <mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial>
+      </link><joint name="j" type="revolute"><parent link="a"/><child link="b"/>
+      <axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>""")
+    nv = case.model.nv
+    motors = _motors(case, np.zeros(case.model.nq), np.zeros(nv))
+    rows = np.zeros((1, K.DAMP_NCOL))
+    for args in (([0], np.zeros((1, 3)), 0.1, 0.1, np.zeros(nv)),
+                 ([5], rows, 0.1, 0.1, np.zeros(nv)),
+                 ([0], rows, -0.1, 0.1, np.zeros(nv)),
+                 ([0], rows, 0.1, np.nan, np.zeros(nv)),
+                 ([0], rows, 0.1, 0.1, np.zeros(nv + 1))):
+        with pytest.raises(ValueError):
+            motors.set_damping(np.array(args[0], dtype=np.intp), *args[1:])

@@ -140,9 +140,7 @@ def test_a_box_swinging_on_a_point2point_pivot_follows_pybullets_trajectory(both
     ours, theirs = both
     paths = []
     for api, c in ((p, ours), (pb, theirs)):
-        box = load_box(api, c, box_urdf, [0.3, 0, 1.0])
-        if api is pb:       # (PyBullet damps every body by default; sim_node does not)
-            pb.changeDynamics(box, -1, linearDamping=0, angularDamping=0, physicsClientId=c)
+        box = load_box(api, c, box_urdf, [0.3, 0, 1.0])     # (both: the default damping)
         api.createConstraint(box, -1, -1, -1, pb.JOINT_POINT2POINT, [0, 0, 0], [-0.3, 0, 0],
                              [0, 0, 1.0], physicsClientId=c)
         path = []

@@ -586,3 +586,26 @@ def test_a_world_surface_of_neither_spring_nor_damper_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"the world cannot be simulated: the surface of "
                                          r"ground: kStiffness 0.0 must be inf"):
         sim_node.Simulator(world)
+
+
+def test_held_robot_forces_stay_under_the_applied_wrenches():
+    # hold_robot_forces: the robot's external generalized forces start from the held array
+    # when wrenches are applied (and after they clear), not from 0; None: from 0 again
+    world = sim_node.WorldModel()
+    world.readFile(REPO / "data" / "worlds" / "pendulum.yaml")
+    sim = sim_node.Simulator(world)
+    tau_ext = sim.engine.robot_tau_ext[0]
+    held = np.full(len(tau_ext), 0.25)
+    link = world.robot(0).link(world.robot(0).numLinks() - 1)
+    sim.body(link.getID()).applyWrench(np.ones(3), np.ones(3))
+    sim.hold_robot_forces(0, held)
+    sim._apply_pending()
+    with_held = tau_ext.copy()
+    sim.hold_robot_forces(0, None)
+    sim._apply_pending()
+    wrench_only = tau_ext.copy()
+    assert np.all(wrench_only != 0.0)
+    assert np.allclose(with_held, wrench_only + held, rtol=0, atol=1e-15)
+    sim.hold_robot_forces(0, held)
+    sim.simulate(0.01)
+    assert np.array_equal(tau_ext, held)            # cleared back to the held forces
