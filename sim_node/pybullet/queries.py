@@ -351,7 +351,7 @@ def _bullet_shape(shape) -> tuple:
     keep their size (the margin comes off their dimensions: rounded edges; a box or cylinder
     thinner than 4 mm gets a quarter of its thinnest size as margin), mesh hulls grow by it,
     spheres and capsules are exact (Bullet's inner shape: a point or segment grown by the
-    radius), planes exact."""
+    radius), planes and concave triangle meshes exact."""
     if isinstance(shape, geo.Box):
         m = min(BULLET_MARGIN, 0.25 * min(shape.size))
         return geo.Box(tuple(s - 2.0 * m for s in shape.size)), m
@@ -359,7 +359,9 @@ def _bullet_shape(shape) -> tuple:
         m = min(BULLET_MARGIN, 0.25 * shape.radius, 0.25 * shape.length)
         return geo.Cylinder(shape.radius - m, shape.length - 2.0 * m), m
     if isinstance(shape, geo.Mesh):
-        return shape, BULLET_MARGIN
+        # a hull grows by the margin; a concave triangle mesh (GEOM_FORCE_CONCAVE_TRIMESH, URDF
+        # concave="yes") is Bullet's btBvhTriangleMeshShape, margin 0 (measured on PyBullet 3.2.7)
+        return shape, 0.0 if shape.concave else BULLET_MARGIN
     return shape, 0.0
 
 

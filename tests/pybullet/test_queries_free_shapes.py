@@ -415,3 +415,30 @@ def test_equal_concentric_boxes_turned_about_z_overlap_by_their_height(clients):
                               collisionShapeOrientationB=q, physicsClientId=ours)
     p.removeCollisionShape(box, physicsClientId=ours)
     assert rows[0][8] == pytest.approx(-0.5, abs=1e-9)
+
+
+@pytest.mark.parametrize("concave", [True, False])
+def test_a_concave_triangle_mesh_has_no_margin_a_hull_has_bullets(clients, tmp_path, concave):
+    """A sphere (r 0.1) above a flat square mesh (z = 0) at a height 0.5: PyBullet's
+    btBvhTriangleMeshShape (GEOM_FORCE_CONCAVE_TRIMESH) measures 0.4 exactly (margin 0); its hull
+    of the same square is grown by the 1 mm margin (0.399)."""
+    path = tmp_path / "quad.obj"
+    path.write_text("v -1 -1 0\nv 1 -1 0\nv 1 1 0\nv -1 1 0\nf 1 2 3\nf 1 3 4\n")
+    flags = pb.GEOM_FORCE_CONCAVE_TRIMESH if concave else 0
+
+    def make(module, client):
+        mesh = module.createCollisionShape(module.GEOM_MESH, fileName=str(path), flags=flags,
+                                           physicsClientId=client)
+        ground = module.createMultiBody(0, mesh, physicsClientId=client)
+        ball = module.createCollisionShape(module.GEOM_SPHERE, radius=0.1, physicsClientId=client)
+        body = module.createMultiBody(1, ball, basePosition=[0.2, 0.1, 0.5],
+                                      physicsClientId=client)
+        rows = module.getClosestPoints(body, ground, 1.0, physicsClientId=client)
+        for uid in (body, ground):
+            module.removeBody(uid, physicsClientId=client)
+        return min(r[8] for r in rows)
+
+    ours, theirs = _both(clients, make)
+    expected = 0.4 if concave else 0.4 - MARGIN
+    assert theirs == pytest.approx(expected, abs=1e-9)
+    assert ours == pytest.approx(expected, abs=1e-9)
