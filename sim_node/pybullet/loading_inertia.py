@@ -324,8 +324,11 @@ def hull_box(lo, hi) -> tuple:
     for x in (lo, hi):
         snapped = np.zeros(3)
         for k in range(3):
-            if step[k] != 0.0:
-                snapped[k] = math.trunc((x[k] - centre[k]) * (1.0 / step[k])) * step[k]
+            inverse = 1.0 / step[k] if step[k] != 0.0 else 0.0
+            if math.isfinite(inverse) and inverse != 0.0:
+                snapped[k] = math.trunc((x[k] - centre[k]) * inverse) * step[k]
+            else:   # a box thinner than ~1e-300 m (1 / step overflows): nothing to snap
+                snapped[k] = x[k] - centre[k]
         out.append(snapped + centre)
     return out[0], out[1]
 

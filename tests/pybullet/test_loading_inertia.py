@@ -9,7 +9,7 @@ import numpy as np
 import pybullet as pb
 import pytest
 from core_reference import DATA, ours, quiet, reference, same_rotation
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import sim_node.pybullet as p
@@ -225,6 +225,7 @@ def test_principal_axes_diagonalise_the_tensor(values):
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(-10.0, 10.0), min_size=3, max_size=3),
        st.lists(st.floats(0.0, 5.0), min_size=3, max_size=3))
+@example(corner=[0.0, 0.0, 0.0], size=[1.5e-308, 1.0, 0.0])     # 1 / step overflowed
 def test_the_hull_grid_keeps_the_box_within_one_step(corner, size):
     lo = np.array(corner)
     hi = lo + np.array(size)
