@@ -122,11 +122,12 @@ class Client:
         self.node = rclpy.create_node("bench_node", context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
+        self._stop = threading.Event()
         self.thread = threading.Thread(target=self._spin, daemon=True)
         self.thread.start()
 
     def _spin(self):
-        while self.context.ok():
+        while not self._stop.is_set() and self.context.ok():
             try:
                 self.executor.spin_once(timeout_sec=0.05)
             except Exception:           # the context is going down
@@ -152,9 +153,12 @@ class Client:
             raise RuntimeError(future.result().result.error_message)
 
     def close(self):
-        self.context.try_shutdown()
-        self.thread.join(timeout=5)
+        # the spinning thread first: a context shut down under spin_once segfaults
+        self._stop.set()
+        self.thread.join(timeout=30)
+        self.executor.shutdown()
         self.node.destroy_node()
+        self.context.try_shutdown()
 
 
 def ns(stamp) -> int:

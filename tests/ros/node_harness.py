@@ -133,11 +133,12 @@ class Client:
         self.executor.add_node(self.node)
         self.received: dict[str, list] = {}
         self._lock = threading.Lock()
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
 
     def _spin(self):
-        while self.context.ok():
+        while not self._stop.is_set() and self.context.ok():
             try:
                 self.executor.spin_once(timeout_sec=0.05)
             except Exception:           # the context is going down
@@ -193,9 +194,16 @@ class Client:
         return self.node.create_publisher(msg_type, topic, qos)
 
     def close(self):
-        self.context.try_shutdown()
-        self._thread.join(timeout=5)
+        # the spinning thread stops first (spin_once returns within its 0.05 s timeout), then
+        # the node and the context go: shutting the context down under a thread waiting in
+        # spin_once freed the wait set it was using (a segfault in a clean-clone CI run)
+        self._stop.set()
+        self._thread.join(timeout=30)
+        if self._thread.is_alive():
+            raise RuntimeError("the test client's spinning thread did not stop within 30 s")
+        self.executor.shutdown()
         self.node.destroy_node()
+        self.context.try_shutdown()
 
 
 # -- shared by the node tests -----------------------------------------------------------------
