@@ -253,23 +253,31 @@ def _split_t_junctions(verts, tris):
         p, q = verts[ends[:, 0]], verts[ends[:, 1]]
         length = np.linalg.norm(q - p, axis=1)
         near = tree.query_ball_point(0.5 * (p + q), 0.5 * length + T_JUNCTION_TOLERANCE)
+        # every (boundary half-edge, candidate vertex near it) pair at once: the vertex lies on
+        # the open edge (0 < s < 1 along it, within the tolerance of the line)
+        found = np.fromiter(map(len, near), np.int64, len(near))
+        half = np.repeat(np.arange(len(boundary)), found)
+        vertex = candidates[np.concatenate(near).astype(np.int64)] if len(half) else half
+        i, j = ends[half, 0], ends[half, 1]
+        u, d = verts[i], verts[j] - verts[i]
+        w = verts[vertex] - u
+        with np.errstate(invalid="ignore", divide="ignore"):
+            s = np.einsum("ni,ni->n", w, d) / np.einsum("ni,ni->n", d, d)
+        off = np.linalg.norm(w - s[:, None] * d, axis=1)
+        on = ((vertex != i) & (vertex != j) & (s > 0.0) & (s < 1.0)
+              & (off <= T_JUNCTION_TOLERANCE))
+        half, vertex, s = half[on], vertex[on], s[on]
+        # one edge of each triangle per pass: its first boundary half-edge with vertices on it
+        triangle = boundary[half] // 3
+        first_half = {}
+        for h, t in zip(half.tolist(), triangle.tolist()):
+            first_half.setdefault(t, h)
         cuts = {}
-        for h, found in zip(boundary, near):
-            t = int(h // 3)
-            if t in cuts or len(found) <= 2:
-                continue
-            e = int(h) - 3 * t
-            i, j = tris[t, e], tris[t, (e + 1) % 3]
-            u, d = verts[i], verts[j] - verts[i]
-            on = []
-            for v in candidates[found]:
-                if v in (i, j):
-                    continue
-                s = float(np.dot(verts[v] - u, d) / np.dot(d, d))
-                if 0.0 < s < 1.0 and np.linalg.norm(verts[v] - u - s * d) <= T_JUNCTION_TOLERANCE:
-                    on.append((s, int(v)))
-            if on:
-                cuts[t] = (e, [int(v) for _, v in sorted(on)])
+        order = np.lexsort((vertex, s, half))            # by half-edge, then along the edge
+        for h, v in zip(half[order].tolist(), vertex[order].tolist()):
+            t = int(boundary[h] // 3)
+            if first_half[t] == h:
+                cuts.setdefault(t, (int(boundary[h]) - 3 * t, []))[1].append(v)
         if not cuts:
             return tris
         pieces = []

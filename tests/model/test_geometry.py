@@ -5,6 +5,8 @@ import math
 import numpy as np
 import pytest
 import trimesh
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sim_node.model import geometry as geo
 
@@ -59,7 +61,6 @@ def test_mesh_scale_and_missing_file(tmp_path):
 # Triangle meshes as collision surfaces: cleaning and the neighbourhood of each triangle,
 # against closed-form geometry (which edges are flat, convex or concave, who is whose neighbour)
 
-from hypothesis import given, strategies as st  # noqa: E402
 
 
 def features_by_edge(verts, tris):
@@ -184,6 +185,33 @@ def test_a_t_junction_is_split_so_that_both_sides_share_its_edges():
             a, b = v[tri[k]], v[tri[(k + 1) % 3]]
             if a[1] == 0 and b[1] == 0:                  # an edge along y = 0
                 assert adjacent[k_tri, k] >= 0 and flags[k_tri] & (geo.FLAT_EDGE << k)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-0.99, 0.99), min_size=1, max_size=40, unique=True), st.randoms())
+def test_every_t_junction_along_an_edge_is_split(inner, rng):
+    # one triangle below y = 0, a fan of triangles above whose vertices x_k all lie on its top
+    # edge, in any order: after cleaning every edge along y = 0 has a neighbour on each side,
+    # the bottom triangle is cut into one piece per top triangle, and the area is unchanged
+    xs = np.unique(np.round(np.array([-1.0, 1.0, *inner]), 4))
+    n = len(xs) - 1
+    verts = np.array([[x, 0.0, 0.0] for x in xs] + [[0, -1, 0], [0, 1, 0]], float)
+    below, above = len(xs), len(xs) + 1
+    tris = [[n, 0, below]] + [[k, k + 1, above] for k in range(n)]
+    rng.shuffle(tris)
+    v, t = geo.clean_triangles(verts, np.array(tris))
+    assert len(t) == 2 * n
+    area = 0.5 * np.linalg.norm(np.cross(v[t[:, 1]] - v[t[:, 0]], v[t[:, 2]] - v[t[:, 0]]), axis=1)
+    assert area.sum() == pytest.approx(2.0, abs=1e-12)
+    flags, adjacent = geo.triangle_features(v, t)
+    along = 0
+    for k_tri, tri in enumerate(t):
+        for k in range(3):
+            a, b = v[tri[k]], v[tri[(k + 1) % 3]]
+            if a[1] == 0 and b[1] == 0:
+                along += 1
+                assert adjacent[k_tri, k] >= 0 and flags[k_tri] & (geo.FLAT_EDGE << k)
+    assert along == 2 * n
 
 
 def test_a_mesh_file_beyond_the_size_cap_is_refused_without_reading_it(tmp_path):
