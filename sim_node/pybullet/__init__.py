@@ -20,3 +20,4 @@ from sim_node.pybullet.transforms import *      # noqa: F401,F403
 from sim_node.pybullet.debug import *           # noqa: F401,F403
 from sim_node.pybullet.logging import *         # noqa: F401,F403
 from sim_node.pybullet.constraints import *     # noqa: F401,F403
+from sim_node.pybullet.userdata import *        # noqa: F401,F403

@@ -204,6 +204,7 @@ class Client:
         self._next_uid = 0
         self.engine_parameters: dict = {}   # setPhysicsEngineParameter values kept as given
         self.states: dict = {}              # saveState id -> state (sim_node.pybullet.state)
+        self.user_data = None               # sim_node.pybullet.userdata's table, when used
         self._failing = False               # the last step failed (PhysicsWarning given)
         self._make_sim()
 
@@ -271,6 +272,8 @@ class Client:
         except ValueError as e:
             raise error(f"removeBody: {e}") from None
         del self.bodies[body.uid]
+        if self.user_data is not None:
+            self.user_data.drop_body(body.uid)
         self._rebuilt()
 
     def locate(self, world_id: int) -> tuple:
