@@ -20,7 +20,7 @@ from sim_node.pybullet.errors import error
 from sim_node.pybullet.queries import integer, number, vec
 from sim_node.sim import camera as _camera
 
-__all__ = ["getCameraImage"]
+__all__ = ["getCameraImage", "isNumpyEnabled"]
 
 _OBJECT_AND_LINKINDEX = 1          # pybullet.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX
 _NO_SEGMENTATION_MASK = 4          # pybullet.ER_NO_SEGMENTATION_MASK
@@ -114,3 +114,8 @@ def getCameraImage(width, height, viewMatrix=None, projectionMatrix=None, lightD
     else:
         segmentation = _segmentation(client, codes, bool(flags & _OBJECT_AND_LINKINDEX))
     return w, h, rgba, depth, segmentation
+
+
+def isNumpyEnabled(physicsClientId=0) -> int:
+    """1: getCameraImage returns numpy arrays, as the pybullet wheel built with numpy does."""
+    return 1

@@ -63,6 +63,8 @@ def test_image_tuple_has_pybullets_types_and_shapes(images):
         assert ours[k].dtype == ref[k].dtype == dtype
         assert ours[k].shape == ref[k].shape
     assert ours[2].shape == (H, W, 4) and np.all(ours[2][..., 3] == 255)
+    import pybullet as pb                       # the wheel says numpy arrays, and so do we
+    assert p.isNumpyEnabled() == pb.isNumpyEnabled() == 1
 
 
 def test_segmentation_agrees_with_tiny_renderer(images):
