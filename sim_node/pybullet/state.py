@@ -5,6 +5,12 @@ velocities, actuators, contact warm starts) and the bodies' motor settings: rest
 the simulation continue bit for bit as from the moment it was saved. It restores into the
 same bodies only (PyBullet's rule too); a state of other bodies is refused with an error.
 
+saveWorld writes a Python script that rebuilds the world as PyBullet's does (connect, one
+loadURDF per body, joint states, gravity), with more of the state: fixed bases, scaling and
+flags, joint and base velocities, the time step; exact floats (repr). The script imports
+sim_node.pybullet (change one line to run it on PyBullet). Bodies not loaded from URDF files
+(createMultiBody, loadSDF, loadMJCF) are listed in comments, not rebuilt.
+
 saveBullet writes that state to a file in sim_node's own format (NOT Bullet's .bullet format:
 PyBullet cannot read it, nor can we read PyBullet's); restoreState(fileName=...) reads it back
 and refuses any file that is not one.
@@ -17,11 +23,11 @@ import struct
 
 import numpy as np
 
-from sim_node.pybullet.client import get_client
+from sim_node.pybullet.client import get_client, xyzw
 from sim_node.pybullet.control import motors
 from sim_node.pybullet.errors import error
 
-__all__ = ["saveState", "restoreState", "removeState", "saveBullet"]
+__all__ = ["saveState", "restoreState", "removeState", "saveBullet", "saveWorld"]
 
 FILE_MAGIC = b"SIM_NODE PYBULLET STATE\n"
 FILE_VERSION = 1
@@ -159,3 +165,47 @@ def _read_file(file_name) -> SavedState:
         raise error(f"restoreState: '{file_name}' is a damaged sim_node state file ({e})") \
             from None
     return SavedState(bodies, motor_states, sim_state)
+
+
+def saveWorld(worldFileName, physicsClientId=0):
+    """Write a Python script that rebuilds this client's world (module docstring)."""
+    from sim_node.pybullet.bodies import (getBaseVelocity, getJointInfo, getJointStateMultiDof)
+
+    client = get_client(physicsClientId)
+    cid = client.id
+    lines = ["import sim_node.pybullet as p   # or: import pybullet as p",
+             "cin = p.connect(p.SHARED_MEMORY)",
+             "if cin < 0:",
+             "    cin = p.connect(p.GUI)",
+             f"p.setTimeStep({client.time_step!r})"]
+    for body in client.bodies.values():
+        path = body.info.get("fileName")
+        if not (isinstance(path, str) and path.lower().endswith(".urdf")):
+            lines.append(f"# body {body.uid} ({body.name.decode('utf-8', 'replace')!r}) was not "
+                         "loaded from a URDF file: not rebuilt")
+            continue
+        R, t = client.sim.link_transform(body.robot_index(), 0)
+        fixed = not body.entity.isFloatingBase()
+        lines.append(f"ob = p.loadURDF({path!r}, {list(map(float, t))!r}, "
+                     f"{list(xyzw(R))!r}, useFixedBase={fixed}, "
+                     f"flags={int(body.info.get('flags', 0))}, "
+                     f"globalScaling={float(body.info.get('globalScaling', 1.0))!r})")
+        for j in range(body.num_joints):
+            kind = getJointInfo(body.uid, j, physicsClientId=cid)[2]
+            if kind == 4:                                   # JOINT_FIXED
+                continue
+            q, v = getJointStateMultiDof(body.uid, j, physicsClientId=cid)[:2]
+            if kind in (0, 1):                              # revolute, prismatic
+                lines.append(f"p.resetJointState(ob, {j}, {float(q[0])!r}, {float(v[0])!r})")
+            else:
+                lines.append(f"p.resetJointStateMultiDof(ob, {j}, {list(map(float, q))!r}, "
+                             f"{list(map(float, v))!r})")
+        if not fixed:
+            linear, angular = getBaseVelocity(body.uid, physicsClientId=cid)
+            lines.append(f"p.resetBaseVelocity(ob, {list(linear)!r}, {list(angular)!r})")
+    lines.append(f"p.setGravity({', '.join(repr(float(g)) for g in client.gravity)})")
+    try:
+        with open(os.fspath(worldFileName), "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+    except (OSError, TypeError) as e:
+        raise error(f"saveWorld: cannot write '{worldFileName}': {e}") from None

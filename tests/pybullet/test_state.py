@@ -1,4 +1,5 @@
 """saveState / restoreState / removeState / saveBullet: bit-exact continuation."""
+import numpy as np
 import pybullet as pb
 import pytest
 from core_reference import ours, quiet
@@ -92,3 +93,77 @@ def test_reset_simulation_drops_saved_states():
         p.resetSimulation(physicsClientId=a)
         with pytest.raises(p.error, match="no saved state"):
             p.restoreState(sid, physicsClientId=a)
+
+
+# -- saveWorld -----------------------------------------------------------------------------------
+def _world_state(api, cid) -> list:
+    """Every body's base pose and velocity and joint positions and velocities."""
+    out = []
+    for k in range(api.getNumBodies(physicsClientId=cid)):
+        uid = api.getBodyUniqueId(k, physicsClientId=cid)
+        pos, orn = api.getBasePositionAndOrientation(uid, physicsClientId=cid)
+        joints = [api.getJointState(uid, j, physicsClientId=cid)[:2]
+                  for j in range(api.getNumJoints(uid, physicsClientId=cid))]
+        out.append((pos, orn, api.getBaseVelocity(uid, physicsClientId=cid), joints))
+    return out
+
+
+def _close(a, b, atol) -> bool:
+    return np.allclose(np.concatenate([np.ravel(x) for x in _flat(a)]),
+                       np.concatenate([np.ravel(x) for x in _flat(b)]), atol=atol)
+
+
+def _flat(state):
+    for pos, orn, (lin, ang), joints in state:
+        orn = np.asarray(orn) * np.sign(orn[3] or 1.0)      # q and -q are one rotation
+        yield from (pos, orn, lin, ang, *[np.asarray(j, float) for j in joints])
+
+
+def test_save_world_writes_a_script_that_rebuilds_the_world_here_and_in_pybullet(tmp_path):
+    with ours() as cid:
+        p.setGravity(0, 0, -9.81, physicsClientId=cid)
+        p.setTimeStep(1 / 500, physicsClientId=cid)
+        quiet(p.loadURDF, "plane.urdf", physicsClientId=cid)
+        r2d2 = quiet(p.loadURDF, "r2d2.urdf", [0.3, -0.2, 0.6], [0, 0, 0.38268343, 0.92387953],
+                     physicsClientId=cid)
+        kuka = quiet(p.loadURDF, "kuka_iiwa/model.urdf", [1, 1, 0], useFixedBase=True,
+                     physicsClientId=cid)
+        for j in range(7):
+            p.resetJointState(kuka, j, 0.2 * j - 0.5, 0.1 * j, physicsClientId=cid)
+        p.resetBaseVelocity(r2d2, [0.1, 0, 0], [0, 0, 0.3], physicsClientId=cid)
+        quiet(p.createMultiBody, 1.0, physicsClientId=cid)       # no file: listed, not rebuilt
+        for _ in range(20):
+            p.stepSimulation(physicsClientId=cid)
+        saved = _world_state(p, cid)[:3]
+        path = tmp_path / "world.py"
+        p.saveWorld(str(path), physicsClientId=cid)
+    script = path.read_text()
+    assert "# body 3 (" in script and "not rebuilt" in script
+
+    namespace = {}
+    exec(compile(script, str(path), "exec"), namespace)      # on sim_node (GUI: headless here)
+    rebuilt = namespace["cin"]
+    try:
+        assert p.getPhysicsEngineParameters(physicsClientId=rebuilt)["fixedTimeStep"] == 1 / 500
+        assert p.getNumBodies(physicsClientId=rebuilt) == 3
+        assert _close(_world_state(p, rebuilt), saved, 1e-12)
+    finally:
+        p.disconnect(rebuilt)
+
+    # the same script on the real PyBullet (DIRECT): the same bodies in the same state
+    script = script.replace("import sim_node.pybullet as p", "import pybullet as p")
+    script = script.replace("p.connect(p.GUI)", "p.connect(p.DIRECT)")
+    namespace = {}
+    exec(compile(script, str(path), "exec"), namespace)
+    try:
+        assert _close(_world_state(pb, namespace["cin"]), saved, 1e-6)
+    finally:
+        pb.disconnect(namespace["cin"])
+
+
+def test_save_world_to_an_unwritable_place_is_an_error(tmp_path):
+    with ours() as cid:
+        with pytest.raises(p.error, match="saveWorld: cannot write"):
+            p.saveWorld(str(tmp_path / "missing" / "world.py"), physicsClientId=cid)
+        with pytest.raises(p.error, match="saveWorld: cannot write"):
+            p.saveWorld(None, physicsClientId=cid)
