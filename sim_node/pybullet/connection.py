@@ -23,7 +23,8 @@ from sim_node.sim import bounds
 __all__ = ["connect", "disconnect", "isConnected", "getConnectionInfo", "resetSimulation",
            "setGravity", "setTimeStep", "setPhysicsEngineParameter",
            "getPhysicsEngineParameters", "stepSimulation", "setRealTimeSimulation",
-           "setAdditionalSearchPath", "setDefaultContactERP", "getAPIVersion"]
+           "setAdditionalSearchPath", "setDefaultContactERP", "getAPIVersion", "setTimeOut",
+           "syncBodyInfo"]
 
 # PyBullet's connection modes (their values, as sim_node.pybullet.constants has them)
 _GUI, _DIRECT, _SHARED_MEMORY, _UDP, _TCP = 1, 2, 3, 4, 5
@@ -274,6 +275,18 @@ def setDefaultContactERP(defaultContactERP, physicsClientId=0):
 
 def getAPIVersion(physicsClientId=0) -> int:
     return API_VERSION
+
+
+def setTimeOut(timeOutInSeconds, physicsClientId=0):
+    """Accepted (a finite number) with no effect: every call runs in this process, none waits
+    for a server (PyBullet's time-out is for its network and shared-memory clients)."""
+    get_client(physicsClientId)
+    finite_float(timeOutInSeconds, "setTimeOut", "timeOutInSeconds")
+
+
+def syncBodyInfo(physicsClientId=0):
+    """Nothing to synchronise: no other client changes this one's bodies."""
+    get_client(physicsClientId)
 
 
 def resolve_file(client, file_name, function: str) -> str:

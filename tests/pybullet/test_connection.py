@@ -151,6 +151,23 @@ def test_real_time_simulation_is_reported_but_does_not_step_as_pybullet_in_direc
         assert get_client(a).sim.getTime() == 0.0
 
 
+def test_time_out_and_sync_body_info_are_accepted_and_checked_as_pybullet():
+    with ours() as a, reference() as b:
+        assert p.setTimeOut(5.0, physicsClientId=a) is pb.setTimeOut(5.0, physicsClientId=b)
+        assert p.syncBodyInfo(physicsClientId=a) is pb.syncBodyInfo(physicsClientId=b) is None
+        with pytest.raises(TypeError):
+            pb.setTimeOut("x", physicsClientId=b)
+        with pytest.raises(p.error, match="setTimeOut: timeOutInSeconds"):
+            p.setTimeOut("x", physicsClientId=a)
+        with pytest.raises(p.error, match="setTimeOut: timeOutInSeconds"):
+            p.setTimeOut(float("nan"), physicsClientId=a)
+    for api in (p, pb):                                  # no connection: an error in both
+        with pytest.raises(api.error):
+            api.setTimeOut(1.0, physicsClientId=7)
+        with pytest.raises(api.error):
+            api.syncBodyInfo(physicsClientId=7)
+
+
 def test_api_version_is_pybullets():
     with ours() as a:
         assert p.getAPIVersion(physicsClientId=a) == pb.getAPIVersion()
