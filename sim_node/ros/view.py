@@ -324,6 +324,9 @@ class RosScene:
         for topic, xml in list(latest.descriptions.items()):
             latest.descriptions.pop(topic, None)
             self._description(topic, xml)
+        # while TF streams in, a pose that moved less than POSE_TOLERANCE is not sent again;
+        # at the first draw without new TF (paused, the bag's end) each is sent exactly
+        tolerance = POSE_TOLERANCE if latest.tf or latest.tf_static else 0.0
         for queue, static in ((latest.tf_static, True), (latest.tf, False)):
             while queue:
                 self.frames.update(queue.popleft(), static)
@@ -339,7 +342,7 @@ class RosScene:
             self._status(_message(status, SimStatus))
         contacts, latest.contacts = latest.contacts, None
         poses = self.frames.world_poses()
-        self._draw_poses(poses)
+        self._draw_poses(poses, tolerance)
         if contacts is not None:
             self._draw_contacts(_message(contacts, Contacts))
         self._draw_sensors(poses)
@@ -360,7 +363,7 @@ class RosScene:
         if self._status_time > self.control_time + 1.0 and self.scene.paused != self.paused:
             self.scene.set_paused(self.paused)
 
-    def _draw_poses(self, poses: dict) -> None:
+    def _draw_poses(self, poses: dict, tolerance: float = POSE_TOLERANCE) -> None:
         # only what moved goes to the browsers (a resting body costs nothing per frame), and
         # TF axes only while the "frames" toggle shows them
         show_frames = bool(self.scene.show_frames.value)
@@ -376,9 +379,9 @@ class RosScene:
         links, frames = {}, {}
         for i, frame in enumerate(names):
             key = self._link_keys.get(frame)
-            if key is not None and _moved(self._sent_links.get(key), p[i], wxyz[i]):
+            if key is not None and _moved(self._sent_links.get(key), p[i], wxyz[i], tolerance):
                 links[key] = self._sent_links[key] = (p[i], wxyz[i])
-            if show_frames and _moved(self._sent_frames.get(frame), p[i], wxyz[i]):
+            if show_frames and _moved(self._sent_frames.get(frame), p[i], wxyz[i], tolerance):
                 frames[frame] = self._sent_frames[frame] = (p[i], wxyz[i])
         if links:
             self.scene.update_poses(links)
