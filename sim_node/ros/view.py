@@ -23,8 +23,11 @@ possible), asynchronously; a refusal is printed, and ~/status shows the state th
 from __future__ import annotations
 
 import argparse
+import errno
 import math
+import re
 import signal
+import socket
 import struct
 import sys
 import threading
@@ -632,6 +635,59 @@ def light_scene(server) -> None:
     server.scene.configure_default_lights(True, cast_shadow=False)
 
 
+_HOST_NAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                        r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?")
+
+
+def check_address(host: str, port: int, what: str = "viewer") -> None:
+    """ValueError, naming what is wrong and what is valid, unless `host` is an IPv4 / IPv6
+    address or a host name (RFC 1123) and `port` a TCP port in 0..65535."""
+    import ipaddress
+
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+        raise ValueError(f"{what} port {port!r}: not a TCP port; valid: 0..65535 (0: any free "
+                         f"port)")
+    try:
+        ipaddress.ip_address(host)
+        return
+    except ValueError:
+        pass
+    if not isinstance(host, str) or not _HOST_NAME.fullmatch(host) \
+            or host.rstrip(".").rsplit(".", 1)[-1].isdigit():       # 300.1.1.1
+        raise ValueError(f"{what} host {host!r}: not an IP address or host name; valid: e.g. "
+                         f"127.0.0.1 (this machine only), 0.0.0.0 (every interface), ::1, "
+                         f"localhost")
+
+
+def serve(host: str, port: int, what: str = "viewer"):
+    """A quiet viser server on host:port (port 0: any free port). ValueError for a malformed
+    address (check_address); OSError naming host and port when it cannot be served there,
+    a port in use included (viser would move on to the next free port: the URL a user was
+    given would then show something else, or nothing)."""
+    from sim_node.viewer.viewer import quiet_server
+
+    check_address(host, port, what)
+    # bound here first: viser 1.1.1 answers an address it cannot bind by trying the next port,
+    # forever for an address that is not this machine's
+    try:
+        family, kind, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as error:
+        in_use = error.errno == errno.EADDRINUSE
+        raise OSError(error.errno, f"{what}: cannot serve on {host}:{port}: " + (
+            f"port {port} is in use (another viewer or program); choose another port, or 0 "
+            f"for any free one" if in_use else f"{error.strerror or error}")) from None
+    server = quiet_server(host, port)
+    if port and server.get_port() != port:
+        stop_server(server)
+        raise OSError(errno.EADDRINUSE, f"{what}: cannot serve on {host}:{port}: port {port} "
+                      f"is in use (another viewer or program); choose another port, or 0 for "
+                      f"any free one")
+    return server
+
+
 def stop_server(server) -> None:
     """Stop a viser server without its "Server stopped" line."""
     import contextlib
@@ -722,16 +778,18 @@ def parse(argv):
                         help="the simulation node's full name (/sim): its ~/contacts, ~/status "
                              "and services")
     parser.add_argument("--port", type=int, default=8080,
-                        help="HTTP port of the page (8080; 0: any free port; a busy port moves "
-                             "on to the next free one)")
+                        help="HTTP port of the page (8080; 0: any free port; a port in use is "
+                             "an error)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to serve on (127.0.0.1: this machine only; 0.0.0.0: "
                              "every interface)")
     parser.add_argument("--rate", type=float, default=MAX_RATE,
                         help=f"drawing rate ceiling [Hz] in (0, {MAX_RATE:g}] ({MAX_RATE:g})")
     args = parser.parse_args(argv)
-    if not 0 <= args.port <= 65535:
-        parser.error(f"--port must be in 0..65535 (0: any free port), got {args.port}")
+    try:
+        check_address(args.host, args.port, "--host / --port:")
+    except ValueError as error:
+        parser.error(str(error))
     if not (math.isfinite(args.rate) and 0.0 < args.rate <= MAX_RATE):
         parser.error(f"--rate must be in (0, {MAX_RATE:g}] Hz, got {args.rate}")
     if not args.node.startswith("/"):
@@ -745,7 +803,6 @@ def main(argv=None) -> int:
     from rclpy.executors import SingleThreadedExecutor
 
     from sim_node.viewer.scene import ViewerScene
-    from sim_node.viewer.viewer import quiet_server
 
     args = parse(argv)
     stop = threading.Event()
@@ -760,10 +817,9 @@ def main(argv=None) -> int:
     drawing = None
     try:
         try:
-            server = quiet_server(args.host, args.port)
+            server = serve(args.host, args.port, "sim_node view")
         except OSError as error:
-            print(f"sim_node view: cannot serve on {args.host}:{args.port}: {error.strerror}",
-                  file=sys.stderr)
+            print(error.strerror, file=sys.stderr)
             return 2
         scene = ViewerScene(server)
         light_scene(server)
