@@ -9,6 +9,11 @@ Arguments (each sets the node parameter of the same name, DESIGN.md §6, except 
     lockstep          true: step k+1 waits until the command topics delivered the commands of
                       step k (timeout: the node's lockstep_timeout)
     record            rosbag2 directory to record into ('': no recording)
+    viewer            true: the node serves the live web viewer (README "Viewer on a node")
+    viewer_port       its HTTP port (8080; 0: any free port; a port in use: the node runs
+                      without the viewer and says why)
+    viewer_host       the address it serves on (127.0.0.1: this machine only; 0.0.0.0: every
+                      interface)
     use_sim_time      true (default): the other nodes of this launch, and those a launch file
                       including this one starts after it, run on the simulation's /clock
 
@@ -35,6 +40,10 @@ NODE_ARGUMENTS = {
     "physics_dt": (float, "0.0", "physics step [s] (0: the world file's)"),
     "lockstep": (bool, "false", "step k+1 waits for the command topics of step k"),
     "record": (str, "", "rosbag2 directory to record into ('': no recording)"),
+    "viewer": (bool, "false", "serve the live web viewer from the node (its URL is logged)"),
+    "viewer_port": (int, "8080", "HTTP port of the viewer (0: any free port)"),
+    "viewer_host": (str, "127.0.0.1", "address the viewer serves on (0.0.0.0: every "
+                    "interface)"),
 }
 USE_SIM_TIME = ("true", "the other nodes of this launch run on the simulation's /clock")
 

@@ -2,7 +2,7 @@
 ROS topics by a demo controller, recorded to a bag, and summed up.
 
     sim_node demo [--world PATH] [--duration S] [--real-time-factor X] [--lockstep] [--bag DIR]
-                  [--record-exclude REGEX ... | --record-all] [--view [--view-port PORT]]
+                  [--record-exclude REGEX ... | --record-all] [--view [--view-port PORT] [--view-host HOST]]
 
 Starts the node as a separate process (`python -m sim_node`, discovery kept on this machine
 unless ROS_AUTOMATIC_DISCOVERY_RANGE says otherwise, the ROS_DOMAIN_ID of the environment)
@@ -94,10 +94,15 @@ def parse(argv):
     parser.add_argument("--view", action="store_true", help="the node serves the live web "
                         "viewer (viewer:=true); its URL is printed on one line")
     parser.add_argument("--view-port", type=int, default=8080, help="HTTP port of the viewer "
-                        "(8080; 0: any free port; a busy port moves on to the next free one)")
+                        "(8080; 0: any free port; a port in use: the node runs without it)")
+    parser.add_argument("--view-host", default="127.0.0.1", help="address the viewer serves "
+                        "on (127.0.0.1: this machine only; 0.0.0.0: every interface)")
     args = parser.parse_args(argv)
-    if not 0 <= args.view_port <= 65535:
-        parser.error(f"--view-port must be in 0..65535 (0: any free port), got {args.view_port}")
+    from sim_node.ros.view import check_address
+    try:
+        check_address(args.view_host, args.view_port, "--view-host / --view-port:")
+    except ValueError as error:
+        parser.error(str(error))
     args.record_exclude = ([] if args.record_all else list(args.record_exclude)
                            if args.record_exclude is not None else list(RECORD_EXCLUDE))
     from sim_node.ros.recorder import exclusions
@@ -448,7 +453,8 @@ def main(argv=None) -> int:
                "-p", f"real_time_factor:={float(args.real_time_factor)}", "-p", f"record:={bag}",
                "-p", f"data_dir:={bag.parent}"]
     if args.view:
-        command += ["-p", "viewer:=true", "-p", f"viewer_port:={args.view_port}"]
+        command += ["-p", "viewer:=true", "-p", f"viewer_port:={args.view_port}",
+                    "-p", f"viewer_host:={args.view_host}"]
     if args.record_exclude:
         # a YAML list of single-quoted strings (a quote in one doubled, backslashes literal)
         patterns = ",".join("'" + p.replace("'", "''") + "'" for p in args.record_exclude)

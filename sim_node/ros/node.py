@@ -321,16 +321,15 @@ class SimNode(Node):
         if self._param("viewer"):
             from sim_node.ros.view_node import NodeViewer
 
-            port = self._param("viewer_port")
-            if not 0 <= port <= 65535:
-                raise ValueError(f"parameter viewer_port must be a TCP port in 0..65535 (0: any "
-                                 f"free port), got {port}")
+            # a viewer that cannot be served is said once; the simulation runs without it
             try:
-                self.viewer = NodeViewer(self, port)
-            except OSError as error:
-                raise ValueError(f"parameter viewer_port: cannot serve the viewer on port "
-                                 f"{port}: {error.strerror or error}") from None
-            self.publish_tap = self.viewer.tap
+                self.viewer = NodeViewer(self, self._param("viewer_port"),
+                                         self._param("viewer_host"))
+            except (ValueError, OSError) as error:
+                self.get_logger().error(f"{getattr(error, 'strerror', None) or error}; the "
+                                        f"node runs without its viewer")
+            else:
+                self.publish_tap = self.viewer.tap
 
     # -- endpoints ---------------------------------------------------------------------------
     # Without QoS event handlers: rclpy's executors rebuild their wait set from every handler
@@ -412,8 +411,10 @@ class SimNode(Node):
                 "contains a match are not recorded (commands always are)", True)
         declare("viewer", False, "serve the live web viewer from this node (the URL is printed "
                 "on one line; README 'Viewer on a node')", True)
-        declare("viewer_port", 8080, "HTTP port of the viewer (0: any free port; a busy port "
-                "moves on to the next free one)", True)
+        declare("viewer_port", 8080, "HTTP port of the viewer (0: any free port; a port in "
+                "use: an error, the node runs without its viewer)", True)
+        declare("viewer_host", "127.0.0.1", "address the viewer serves on (127.0.0.1: this "
+                "machine only; 0.0.0.0: every interface)", True)
         declare("robot_namespaces", [], "ROBOT=NAMESPACE entries overriding the namespace rule "
                 "(default: the root for a world's only robot, else the robot's name; "
                 "NAMESPACE '/' is the root)", True)

@@ -23,8 +23,11 @@ possible), asynchronously; a refusal is printed, and ~/status shows the state th
 from __future__ import annotations
 
 import argparse
+import errno
 import math
+import re
 import signal
+import socket
 import struct
 import sys
 import threading
@@ -46,6 +49,12 @@ MIN_FRAMED_RADIUS = 0.5         # [m] the first view shows at least this much ar
 POSE_TOLERANCE = 1e-4
 ARROW_TOLERANCE = 1e-3          # [m]
 TF_BACKLOG = 256                # /tf messages kept between two draws (sim_node view)
+MAX_FRAMES = 10_000             # TF frames kept; more are ignored (a hostile publisher's flood)
+MAX_COORDINATE = 1e6            # [m] a TF translation beyond this is ignored, as NaN is
+MAX_DESCRIPTION_BYTES = 8 << 20     # a robot_description larger than this is not drawn
+MAX_DESCRIPTION_LINKS = 1000        # nor one with more links
+MAX_DESCRIPTION_RETRIES = 20        # geometry elements left out one by one, at most
+MAX_WARNINGS = 1000             # different problems of messages said (each once)
 WORLD_FRAME = "world"
 DESCRIPTION_SUFFIX = "robot_description"
 CAMERA_INFO_TYPE = "sensor_msgs/msg/CameraInfo"
@@ -71,31 +80,46 @@ class FrameTree:
         self.static: dict = {}
         self.moving: dict = {}
 
-    def update(self, message, static: bool) -> None:
-        """Take a tf2_msgs/TFMessage, or its serialized bytes."""
+    def update(self, message, static: bool) -> list:
+        """Take a tf2_msgs/TFMessage, or its serialized bytes. Returns what was ignored, each a
+        line naming the frame: a non-finite or farther than MAX_COORDINATE translation, a
+        quaternion that is not finite or not of unit length (tf2's test: |q|^2 within 0.01 of
+        1), frames beyond MAX_FRAMES."""
         frames = self.static if static else self.moving
+        ignored = []
         for parent, child, xyz, xyzw in tf_entries(message):
-            frames[child.lstrip("/")] = (parent.lstrip("/"), matrix_of_xyzw(xyzw),
-                                         np.asarray(xyz, dtype=float))
+            xyz, xyzw = np.asarray(xyz, dtype=float), np.asarray(xyzw, dtype=float)
+            child = child.lstrip("/")
+            if not (np.all(np.isfinite(xyz)) and np.all(np.isfinite(xyzw))
+                    and np.abs(xyz).max() <= MAX_COORDINATE
+                    and abs(float(xyzw @ xyzw) - 1.0) <= 0.01):
+                ignored.append(f"frame '{child}': translation {xyz.tolist()}, rotation "
+                               f"{xyzw.tolist()} (finite, within {MAX_COORDINATE:g} m, unit "
+                               f"quaternion) ignored")
+                continue
+            if child not in frames and len(self.static) + len(self.moving) >= MAX_FRAMES:
+                ignored.append(f"frame '{child}': more than {MAX_FRAMES} frames; ignored")
+                continue
+            frames[child] = (parent.lstrip("/"), matrix_of_xyzw(xyzw), xyz)
+        return ignored
 
     def world_poses(self) -> dict:
-        """{frame: (R (3, 3), p (3,))} of every frame connected to the world frame [m]."""
+        """{frame: (R (3, 3), p (3,)) [m]} of every frame connected to the world frame
+        (iteratively: a chain of any length; a loop is not connected)."""
         parents = {**self.static, **self.moving}
         poses = {WORLD_FRAME: (np.eye(3), np.zeros(3))}
-
-        def pose(frame, depth=0):
-            found = poses.get(frame)
-            if found is not None or frame not in parents or depth > len(parents):
-                return found
-            parent, R, p = parents[frame]
-            base = pose(parent, depth + 1)
-            if base is None:
-                return None
-            poses[frame] = (base[0] @ R, base[0] @ p + base[1])
-            return poses[frame]
-
         for frame in parents:
-            pose(frame)
+            chain, seen = [], set()
+            while frame not in poses and frame in parents and frame not in seen:
+                seen.add(frame)
+                chain.append(frame)
+                frame = parents[frame][0]
+            base = poses.get(frame)
+            if base is None:
+                continue            # off the world, or a loop
+            for child in reversed(chain):
+                _, R, p = parents[child]
+                base = poses[child] = (base[0] @ R, base[0] @ p + base[1])
         return poses
 
 
@@ -110,7 +134,7 @@ def tf_entries(message) -> list:
                  (t.transform.rotation.x, t.transform.rotation.y, t.transform.rotation.z,
                   t.transform.rotation.w)) for t in message.transforms]
     data = bytes(message)
-    if data[1] != 1:
+    if len(data) < 8 or data[1] != 1:
         raise ValueError("TFMessage: not little-endian CDR")
     # XCDR1: a 4-byte encapsulation header, primitives aligned to their size from its end
     offset = 4
@@ -130,13 +154,16 @@ def tf_entries(message) -> list:
         offset += size
         return text
 
-    for _ in range(uint32()):
-        uint32(), uint32()                          # header.stamp
-        parent, child = string(), string()
-        offset += (-(offset - 4)) % 8
-        values = _SEVEN_DOUBLES.unpack_from(data, offset)
-        offset += 56
-        entries.append((parent, child, values[:3], values[3:]))
+    try:
+        for _ in range(uint32()):
+            uint32(), uint32()                          # header.stamp
+            parent, child = string(), string()
+            offset += (-(offset - 4)) % 8
+            values = _SEVEN_DOUBLES.unpack_from(data, offset)
+            offset += 56
+            entries.append((parent, child, values[:3], values[3:]))
+    except (struct.error, UnicodeDecodeError):
+        raise ValueError(f"TFMessage: malformed at byte {offset} of {len(data)}") from None
     return entries
 
 
@@ -157,20 +184,34 @@ def description_model(xml: str, name: str | None = None):
     from sim_node.model.errors import ModelLoadError, URDFWarning
     from sim_node.model.world import WorldModel
 
+    from sim_node.model.urdf import parse_urdf
+
+    if not xml.lstrip().startswith("<"):
+        # (the loader would take other text for a file path on this machine)
+        raise ValueError("not URDF XML (it does not start with '<')")
+    if len(xml.encode()) > MAX_DESCRIPTION_BYTES:
+        raise ValueError(f"{len(xml.encode())} bytes, more than the "
+                         f"{MAX_DESCRIPTION_BYTES >> 20} MB drawn")
+    if xml.count("<link") > MAX_DESCRIPTION_LINKS:
+        raise ValueError(f"{xml.count('<link')} links, more than the {MAX_DESCRIPTION_LINKS} "
+                         f"drawn")
     left_out = []
     text = xml
-    for _ in range(1000):           # at most one retry per geometry element
+    for _ in range(MAX_DESCRIPTION_RETRIES):
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                model = WorldModel().loadRobot(text, fixed_base=True, name=name)
+                # no $(env ...) / $(find ...): a topic's text must not read this machine
+                urdf = parse_urdf(text, substitutions=False)
+                model = WorldModel().loadRobot(urdf, fixed_base=True, name=name)
             # the loader's own repairs (an unusable <visual> left out, ...)
             return model, left_out + [str(w.message) for w in caught
                                       if issubclass(w.category, URDFWarning)]
         except ModelLoadError as error:
             line = getattr(error, "line", None)
             try:
-                root = etree.fromstring(text.encode())
+                root = etree.fromstring(text.encode(), etree.XMLParser(
+                    resolve_entities=False, no_network=True))
             except etree.XMLSyntaxError:
                 raise error from None
             culprit = next((el for el in root.iter("visual", "collision")
@@ -181,7 +222,7 @@ def description_model(xml: str, name: str | None = None):
             left_out.append(f"{error.element}: {error.problem}")
             culprit.getparent().remove(culprit)
             text = etree.tostring(root, encoding="unicode")
-    raise ValueError("robot_description: too many geometry elements cannot be loaded")
+    raise ValueError(f"more than {MAX_DESCRIPTION_RETRIES} geometry elements cannot be loaded")
 
 
 def _last_line(element) -> int:
@@ -252,6 +293,8 @@ class RosScene:
         self._status_time = -math.inf       # wall time the last ~/status was taken
         self.control_time = -math.inf       # wall time of the last control's answer
         self.drawn = 0
+        self._warned: set = set()           # (topic, what) said once (_warn)
+        self._contacts_topic = "~/contacts"     # as named in warnings
 
     # -- bodies ------------------------------------------------------------------------------
     def add_robot(self, name: str, model, frame_prefix: str) -> None:
@@ -324,9 +367,18 @@ class RosScene:
         for topic, xml in list(latest.descriptions.items()):
             latest.descriptions.pop(topic, None)
             self._description(topic, xml)
+        # while TF streams in, a pose that moved less than POSE_TOLERANCE is not sent again;
+        # at the first draw without new TF (paused, the bag's end) each is sent exactly
+        tolerance = POSE_TOLERANCE if latest.tf or latest.tf_static else 0.0
         for queue, static in ((latest.tf_static, True), (latest.tf, False)):
+            topic = "/tf_static" if static else "/tf"
             while queue:
-                self.frames.update(queue.popleft(), static)
+                try:
+                    ignored = self.frames.update(queue.popleft(), static)
+                except ValueError as error:
+                    ignored = [str(error)]
+                for problem in ignored:
+                    self._warn(topic, problem)
         clock, latest.clock = latest.clock, None
         if clock is not None:
             if isinstance(clock, (bytes, bytearray, memoryview)):   # after the CDR header
@@ -339,7 +391,7 @@ class RosScene:
             self._status(_message(status, SimStatus))
         contacts, latest.contacts = latest.contacts, None
         poses = self.frames.world_poses()
-        self._draw_poses(poses)
+        self._draw_poses(poses, tolerance)
         if contacts is not None:
             self._draw_contacts(_message(contacts, Contacts))
         self._draw_sensors(poses)
@@ -347,6 +399,15 @@ class RosScene:
         if status != self._sent_status:
             self._sent_status = status
             self.scene.update_status(*status)
+
+    def _warn(self, topic: str, problem: str) -> None:
+        """Say a problem of a topic's message once per kind (the first line per topic and
+        frame; at most MAX_WARNINGS different ones)."""
+        key = (topic, problem.split(":", 1)[0])
+        if key in self._warned or len(self._warned) >= MAX_WARNINGS:
+            return
+        self._warned.add(key)
+        self.log(f"sim_node view: {topic}: {problem}")
 
     def _status(self, status) -> None:
         self.rtf = float(status.real_time_factor)
@@ -360,7 +421,7 @@ class RosScene:
         if self._status_time > self.control_time + 1.0 and self.scene.paused != self.paused:
             self.scene.set_paused(self.paused)
 
-    def _draw_poses(self, poses: dict) -> None:
+    def _draw_poses(self, poses: dict, tolerance: float = POSE_TOLERANCE) -> None:
         # only what moved goes to the browsers (a resting body costs nothing per frame), and
         # TF axes only while the "frames" toggle shows them
         show_frames = bool(self.scene.show_frames.value)
@@ -376,9 +437,9 @@ class RosScene:
         links, frames = {}, {}
         for i, frame in enumerate(names):
             key = self._link_keys.get(frame)
-            if key is not None and _moved(self._sent_links.get(key), p[i], wxyz[i]):
+            if key is not None and _moved(self._sent_links.get(key), p[i], wxyz[i], tolerance):
                 links[key] = self._sent_links[key] = (p[i], wxyz[i])
-            if show_frames and _moved(self._sent_frames.get(frame), p[i], wxyz[i]):
+            if show_frames and _moved(self._sent_frames.get(frame), p[i], wxyz[i], tolerance):
                 frames[frame] = self._sent_frames[frame] = (p[i], wxyz[i])
         if links:
             self.scene.update_poses(links)
@@ -397,6 +458,13 @@ class RosScene:
             # the arrow shows the normal (pressing) part of the force on body 1
             forces[i] = abs(c.force.x * c.normal.x + c.force.y * c.normal.y
                             + c.force.z * c.normal.z)
+        finite = np.all(np.isfinite(points), axis=1) & np.all(np.isfinite(normals), axis=1) \
+            & np.isfinite(forces) & (np.abs(points).max(axis=1, initial=0) <= MAX_COORDINATE)
+        if not finite.all():
+            self._warn(self._contacts_topic, f"contacts: {int((~finite).sum())} with a "
+                       f"non-finite or farther than {MAX_COORDINATE:g} m value left out")
+            points, normals, forces = points[finite], normals[finite], forces[finite]
+            n = len(points)
         ends = points + normals * (self.scene.contact_scale * forces)[:, None]
         sent = self._sent_contacts
         if sent is not None and sent[0].shape == points.shape \
@@ -417,18 +485,32 @@ class RosScene:
             R, p = poses[frame]
             name = topic.strip("/").replace("/", "_")
             if kind == CAMERA_INFO_TYPE:
-                fy = message.k[4]
-                if fy > 0 and message.height > 0 and message.width > 0:
-                    cameras[name] = (p, wxyz_of_matrix(R),
-                                     2.0 * math.atan(0.5 * message.height / fy),
-                                     message.width / message.height)
+                fy = float(message.k[4])
+                if math.isfinite(fy) and fy > 0 and message.height > 0 and message.width > 0:
+                    fov = 2.0 * math.atan(0.5 * message.height / fy)
+                    if 0.0 < fov < math.pi:
+                        cameras[name] = (p, wxyz_of_matrix(R), fov,
+                                         message.width / message.height)
+                        continue
+                self._warn(topic, f"camera_info: fy {fy!r}, {message.width}x{message.height}: "
+                           f"no frustum")
                 continue
             if now - self._sensor_drawn.get(topic, -math.inf) < SENSOR_PERIOD:
                 continue
             del self.latest.sensors[topic]
             self._sensor_drawn[topic] = now
-            local = scan_points(message) if kind == SCAN_TYPE else cloud_points(message)
-            lidars[name] = local @ R.T + p
+            try:
+                local = scan_points(message) if kind == SCAN_TYPE else cloud_points(message)
+            except ValueError as error:
+                self._warn(topic, str(error))
+                continue
+            world = local @ R.T + p
+            kept = np.all(np.isfinite(world), axis=1) & (np.abs(world).max(axis=1, initial=0)
+                                                          <= MAX_COORDINATE)
+            if not kept.all():
+                self._warn(topic, f"points: {int((~kept).sum())} non-finite or farther than "
+                           f"{MAX_COORDINATE:g} m left out")
+            lidars[name] = world[kept]
         if cameras:
             self.scene.update_sensors(cameras=cameras)
         for name, points in lidars.items():
@@ -476,22 +558,32 @@ def scan_points(scan) -> np.ndarray:
     a return, +-inf / NaN / outside [range_min, range_max], left out)."""
     ranges = np.asarray(scan.ranges, dtype=float)
     angles = scan.angle_min + scan.angle_increment * np.arange(len(ranges))
-    hit = np.isfinite(ranges) & (ranges >= scan.range_min) & (ranges <= scan.range_max)
+    hit = np.isfinite(ranges) & np.isfinite(angles) & (ranges >= scan.range_min) \
+        & (ranges <= scan.range_max)
     r, a = ranges[hit], angles[hit]
+    stride = max(1, -(-len(r) // MAX_CLOUD_POINTS))     # at most MAX_CLOUD_POINTS drawn
+    r, a = r[::stride], a[::stride]
     return np.column_stack([r * np.cos(a), r * np.sin(a), np.zeros_like(r)])
 
 
 def cloud_points(cloud) -> np.ndarray:
     """x, y, z (float32 fields) of a sensor_msgs/PointCloud2 as points (N, 3) in its frame,
-    finite ones only, at most MAX_CLOUD_POINTS (evenly thinned)."""
+    finite ones only, at most MAX_CLOUD_POINTS (evenly thinned). ValueError for a cloud whose
+    fields do not fit its point_step or whose data is shorter than width x height points."""
     offsets = {f.name: f.offset for f in cloud.fields if f.datatype == 7}   # FLOAT32
     count = cloud.width * cloud.height
     if not {"x", "y", "z"} <= offsets.keys() or count == 0 or cloud.point_step == 0:
         return np.zeros((0, 3))
-    data = np.frombuffer(bytes(cloud.data), dtype=np.uint8)
+    if any(offsets[a] + 4 > cloud.point_step for a in "xyz"):
+        raise ValueError(f"point cloud: x/y/z at offsets {[offsets[a] for a in 'xyz']} do not "
+                         f"fit a point_step of {cloud.point_step} bytes")
+    data = np.frombuffer(cloud.data, dtype=np.uint8)
+    if len(data) < count * cloud.point_step:
+        raise ValueError(f"point cloud: {len(data)} bytes of data for {cloud.width}x"
+                         f"{cloud.height} points of {cloud.point_step} bytes")
     rows = data[:count * cloud.point_step].reshape(-1, cloud.point_step)
     stride = max(1, len(rows) // MAX_CLOUD_POINTS)
-    rows = rows[::stride]
+    rows = rows[::stride][:MAX_CLOUD_POINTS]
     dtype = np.dtype(">f4" if cloud.is_bigendian else "<f4")
     xyz = np.column_stack([rows[:, offsets[a]:offsets[a] + 4].copy().view(dtype).ravel()
                            for a in "xyz"]).astype(float)
@@ -629,6 +721,59 @@ def light_scene(server) -> None:
     server.scene.configure_default_lights(True, cast_shadow=False)
 
 
+_HOST_NAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                        r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?")
+
+
+def check_address(host: str, port: int, what: str = "viewer") -> None:
+    """ValueError, naming what is wrong and what is valid, unless `host` is an IPv4 / IPv6
+    address or a host name (RFC 1123) and `port` a TCP port in 0..65535."""
+    import ipaddress
+
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+        raise ValueError(f"{what} port {port!r}: not a TCP port; valid: 0..65535 (0: any free "
+                         f"port)")
+    try:
+        ipaddress.ip_address(host)
+        return
+    except ValueError:
+        pass
+    if not isinstance(host, str) or not _HOST_NAME.fullmatch(host) \
+            or host.rstrip(".").rsplit(".", 1)[-1].isdigit():       # 300.1.1.1
+        raise ValueError(f"{what} host {host!r}: not an IP address or host name; valid: e.g. "
+                         f"127.0.0.1 (this machine only), 0.0.0.0 (every interface), ::1, "
+                         f"localhost")
+
+
+def serve(host: str, port: int, what: str = "viewer"):
+    """A quiet viser server on host:port (port 0: any free port). ValueError for a malformed
+    address (check_address); OSError naming host and port when it cannot be served there,
+    a port in use included (viser would move on to the next free port: the URL a user was
+    given would then show something else, or nothing)."""
+    from sim_node.viewer.viewer import quiet_server
+
+    check_address(host, port, what)
+    # bound here first: viser 1.1.1 answers an address it cannot bind by trying the next port,
+    # forever for an address that is not this machine's
+    try:
+        family, kind, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as error:
+        in_use = error.errno == errno.EADDRINUSE
+        raise OSError(error.errno, f"{what}: cannot serve on {host}:{port}: " + (
+            f"port {port} is in use (another viewer or program); choose another port, or 0 "
+            f"for any free one" if in_use else f"{error.strerror or error}")) from None
+    server = quiet_server(host, port)
+    if port and server.get_port() != port:
+        stop_server(server)
+        raise OSError(errno.EADDRINUSE, f"{what}: cannot serve on {host}:{port}: port {port} "
+                      f"is in use (another viewer or program); choose another port, or 0 for "
+                      f"any free one")
+    return server
+
+
 def stop_server(server) -> None:
     """Stop a viser server without its "Server stopped" line."""
     import contextlib
@@ -719,16 +864,18 @@ def parse(argv):
                         help="the simulation node's full name (/sim): its ~/contacts, ~/status "
                              "and services")
     parser.add_argument("--port", type=int, default=8080,
-                        help="HTTP port of the page (8080; 0: any free port; a busy port moves "
-                             "on to the next free one)")
+                        help="HTTP port of the page (8080; 0: any free port; a port in use is "
+                             "an error)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to serve on (127.0.0.1: this machine only; 0.0.0.0: "
                              "every interface)")
     parser.add_argument("--rate", type=float, default=MAX_RATE,
                         help=f"drawing rate ceiling [Hz] in (0, {MAX_RATE:g}] ({MAX_RATE:g})")
     args = parser.parse_args(argv)
-    if not 0 <= args.port <= 65535:
-        parser.error(f"--port must be in 0..65535 (0: any free port), got {args.port}")
+    try:
+        check_address(args.host, args.port, "--host / --port:")
+    except ValueError as error:
+        parser.error(str(error))
     if not (math.isfinite(args.rate) and 0.0 < args.rate <= MAX_RATE):
         parser.error(f"--rate must be in (0, {MAX_RATE:g}] Hz, got {args.rate}")
     if not args.node.startswith("/"):
@@ -742,7 +889,6 @@ def main(argv=None) -> int:
     from rclpy.executors import SingleThreadedExecutor
 
     from sim_node.viewer.scene import ViewerScene
-    from sim_node.viewer.viewer import quiet_server
 
     args = parse(argv)
     stop = threading.Event()
@@ -757,10 +903,9 @@ def main(argv=None) -> int:
     drawing = None
     try:
         try:
-            server = quiet_server(args.host, args.port)
+            server = serve(args.host, args.port, "sim_node view")
         except OSError as error:
-            print(f"sim_node view: cannot serve on {args.host}:{args.port}: {error.strerror}",
-                  file=sys.stderr)
+            print(error.strerror, file=sys.stderr)
             return 2
         scene = ViewerScene(server)
         light_scene(server)

@@ -21,7 +21,8 @@ from tf2_msgs.msg import TFMessage
 
 from sim_node.ros.namespaces import robot_prefix
 from sim_node.ros.view import (CAMERA_INFO_TYPE, CLOUD_TYPE, MAX_RATE, SCAN_TYPE, DrawingThread,
-                               Latest, light_scene, RosScene, ServiceControls, stop_server)
+                               Latest, light_scene, RosScene, ServiceControls, serve,
+                               stop_server)
 
 DEFAULT_PORT = 8080
 STATIC_QOS = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -31,8 +32,9 @@ SENSOR_TYPES = {"CameraInfo": CAMERA_INFO_TYPE, "LaserScan": SCAN_TYPE,
 
 
 class NodeViewer:
-    """The viewer of SimNode `node` on http://localhost:`port` (0: any free port; a busy port
-    moves on to the next free one). Prints the URL on one line."""
+    """The viewer of SimNode `node` on http://`host`:`port` (0: any free port; host 127.0.0.1:
+    this machine only, 0.0.0.0: every interface). Prints the URL on one line. ValueError for
+    a malformed host or port, OSError (naming the port) when it cannot be served there."""
 
     def __init__(self, node, port: int = DEFAULT_PORT, host: str = "127.0.0.1",
                  rate: float = MAX_RATE):
@@ -40,13 +42,12 @@ class NodeViewer:
         from rclpy.executors import SingleThreadedExecutor
 
         from sim_node.viewer.scene import ViewerScene
-        from sim_node.viewer.viewer import quiet_server
 
         self.node = node
         name = node.get_fully_qualified_name()
         self._contacts_topic = f"{name}/contacts"
         self._status_topic = f"{name}/status"
-        self.server = quiet_server(host, port)
+        self.server = serve(host, port, "parameter viewer_host / viewer_port")
         self.scene = ViewerScene(self.server)
         light_scene(self.server)
         self.latest = Latest()

@@ -24,8 +24,8 @@ from node_harness import Client, NodeProcess, REPO, next_domain, ros_env
 LAUNCH_FILE = REPO / "launch" / "sim.launch.py"
 PENDULUM_WORLD = REPO / "data" / "worlds" / "pendulum.yaml"
 DOCUMENTED_ARGUMENTS = {"world", "real_time_factor", "physics_dt", "lockstep", "record",
-                        "use_sim_time"}
-TYPES = {"str": str, "float": float, "bool": bool}
+                        "viewer", "viewer_port", "viewer_host", "use_sim_time"}
+TYPES = {"str": str, "float": float, "bool": bool, "int": int}
 
 
 def _source_tree() -> ast.Module:
@@ -243,19 +243,119 @@ def test_launched_node_runs_with_the_arguments_on_its_own_clock(tmp_path):
     if not (prefix / "lib" / "sim_node" / "sim_node").is_file():
         pytest.skip(f"{prefix} has no lib/sim_node/sim_node (an interfaces-only install)")
     domain = next_domain()
-    launched = LaunchProcess(domain, {"world": PENDULUM_WORLD, "real_time_factor": "0"},
+    launched = LaunchProcess(domain, {"world": PENDULUM_WORLD, "real_time_factor": "0",
+                                      "viewer_host": "0.0.0.0"},
                              tmp_path / "launch.log")
     client = Client(domain)
     try:
         client.subscribe(Clock, "/clock")
         client.wait_for("/clock", 10, timeout=60)
-        names = ["world", "real_time_factor", "lockstep", "use_sim_time"]
+        names = ["world", "real_time_factor", "lockstep", "use_sim_time", "viewer_host"]
         values = client.call(GetParameters, "/sim/get_parameters",
                              GetParameters.Request(names=names)).values
         got = {name: parameter_value_to_python(value) for name, value in zip(names, values)}
         assert got == {"world": str(PENDULUM_WORLD), "real_time_factor": 0.0,
-                       "lockstep": False, "use_sim_time": False}
+                       "lockstep": False, "use_sim_time": False, "viewer_host": "0.0.0.0"}
         assert "ros_params after the include: {'use_sim_time': True}" in launched.log()
     finally:
         client.close()
         launched.stop()
+
+
+# -- the viewer's parameters -------------------------------------------------------------------
+def test_the_viewer_is_off_and_would_serve_this_machine_on_8080_by_default(node_parameters):
+    assert (node_parameters["viewer"], node_parameters["viewer_port"],
+            node_parameters["viewer_host"]) == (False, 8080, "127.0.0.1")
+
+
+def _node_with_viewer(**viewer):
+    """(node.viewer, node.sim.getTime() after one step) of a node started with viewer:=true
+    and these parameters, in this process."""
+    from sim_node.model.world import WorldModel
+    from sim_node.ros.node import SimNode
+
+    domain = next_domain()
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in ros_env(domain).items():
+            patch.setenv(name, value)
+        context = rclpy.Context()
+        rclpy.init(context=context, domain_id=domain)
+        world = WorldModel()
+        world.readFile(PENDULUM_WORLD)
+        node = SimNode(world=world, context=context, parameter_overrides=[
+            Parameter(name, value=value) for name, value in
+            {"default_plugins": [""], "viewer": True, **viewer}.items()])
+        try:
+            node.request_steps(1)
+            return node.viewer, node.sim.getTime()
+        finally:
+            node.stop()
+            node.destroy_node()
+            context.try_shutdown()
+
+
+@pytest.mark.parametrize("host", ["not a host", "300.1.1.1", "", "a..b", "-x"])
+def test_a_malformed_viewer_host_is_refused_and_the_node_runs_without_its_viewer(host):
+    from sim_node.ros.view import check_address
+
+    with pytest.raises(ValueError, match=r"viewer host .*not an IP address or host name; "
+                                         r"valid: e\.g\. 127\.0\.0\.1"):
+        check_address(host, 0)
+    viewer, sim_time = _node_with_viewer(viewer_host=host, viewer_port=0)
+    assert viewer is None
+    assert sim_time == pytest.approx(0.001)         # one pendulum step: the node runs
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost", "0.0.0.0"])
+def test_well_formed_viewer_hosts_are_accepted(host):
+    from sim_node.ros.view import check_address
+
+    check_address(host, 8080)
+
+
+def test_a_viewer_port_in_use_is_an_error_naming_it_and_the_node_runs_on():
+    import socket
+
+    from sim_node.ros.view import serve
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(OSError, match=rf"cannot serve on 127\.0\.0\.1:{port}: port {port} "
+                                          r"is in use"):
+            serve("127.0.0.1", port)
+        viewer, sim_time = _node_with_viewer(viewer_port=port)
+        assert viewer is None and sim_time == pytest.approx(0.001)
+        # sim_node view says the same and exits 2
+        done = subprocess.run([sys.executable, "-m", "sim_node", "view", "--port", str(port)],
+                              env=ros_env(next_domain()), capture_output=True, text=True,
+                              timeout=120, cwd=REPO)
+    assert done.returncode == 2
+    assert f"port {port} is in use" in done.stderr, done.stderr
+
+
+def test_an_address_not_of_this_machine_is_an_error_not_a_hang():
+    from sim_node.ros.view import serve
+
+    # TEST-NET-1 (RFC 5737): never a local address; viser alone tried port after port
+    with pytest.raises(OSError, match=r"cannot serve on 192\.0\.2\.1:0: "):
+        serve("192.0.2.1", 0)
+
+
+def test_the_launch_file_forwards_the_viewer_arguments_to_the_node():
+    tree = _source_tree()
+    arguments = _node_arguments(tree)
+    assert {name: arguments[name][:2] for name in ("viewer", "viewer_port", "viewer_host")} == \
+        {"viewer": (bool, "false"), "viewer_port": (int, "8080"),
+         "viewer_host": (str, "127.0.0.1")}
+    # each NODE_ARGUMENTS entry becomes a parameter of the Node from its LaunchConfiguration
+    [node] = _calls(tree, "Node")
+    comprehension = next(n for n in ast.walk(_keywords(node)["parameters"])
+                         if isinstance(n, ast.Name) and n.id == "parameters")
+    assert comprehension is not None
+    [parameters] = [n for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                    and [t.id for t in n.targets if isinstance(t, ast.Name)] == ["parameters"]]
+    assert isinstance(parameters.value, ast.DictComp)
+    assert "NODE_ARGUMENTS" in ast.unparse(parameters.value.generators[0].iter)
+    assert "LaunchConfiguration(name)" in ast.unparse(parameters.value.value)

@@ -52,6 +52,7 @@ def test_quaternion_to_matrix_matches_scipy(q):
 @settings(max_examples=50, deadline=None)
 @given(q1=quaternions, p1=vectors, q2=quaternions, p2=vectors)
 def test_frame_tree_composes_a_chain_as_tf2(q1, p1, q2, p2):
+    q1, q2 = q1 / np.linalg.norm(q1), q2 / np.linalg.norm(q2)     # tf2 takes unit ones
     tree = FrameTree()
     tree.update(TFMessage(transforms=[_transform("world", "a", p1, q1)]), static=True)
     tree.update(TFMessage(transforms=[_transform("a", "b", p2, q2)]), static=False)
@@ -293,3 +294,130 @@ def test_the_node_entities_are_drawn_and_removed_as_the_world_changes(scene):
     ros_scene.draw()
     assert not any(path.startswith("/world/red_box") for path in scene.nodes)
     assert "/world/table" in scene.nodes
+
+
+# -- hostile input ----------------------------------------------------------------------------
+finite_or_not = st.one_of(st.floats(-10, 10), st.sampled_from([math.nan, math.inf, -math.inf,
+                                                               1e300, 0.0]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(xyz=st.lists(finite_or_not, min_size=3, max_size=3),
+       xyzw=st.lists(finite_or_not, min_size=4, max_size=4))
+def test_a_transform_is_taken_only_when_finite_bounded_and_unit_and_nothing_drawn_is_nan(
+        xyz, xyzw):
+    tree = FrameTree()
+    ignored = tree.update(TFMessage(transforms=[_transform("world", "a", xyz, xyzw)]),
+                          static=False)
+    q = np.asarray(xyzw)
+    valid = bool(np.all(np.isfinite(xyz)) and np.all(np.isfinite(q))
+                 and np.abs(xyz).max() <= view.MAX_COORDINATE and abs(q @ q - 1) <= 0.01)
+    assert (ignored == []) == valid
+    assert ("a" in tree.world_poses()) == valid
+    for R, p in tree.world_poses().values():
+        assert np.all(np.isfinite(R)) and np.all(np.isfinite(p))
+    if not valid:
+        assert "frame 'a'" in ignored[0]
+
+
+def test_a_nan_transform_on_tf_is_not_drawn_and_named_once(scene):
+    latest, logged = Latest(), []
+    ros_scene = RosScene(scene, latest, log=logged.append)
+    latest.descriptions["/pendulum/robot_description"] = REPO_PENDULUM.read_text()
+    static, moving = _pendulum_stream(0.7, 1.0)
+    latest.tf_static.append(static)
+    latest.tf.append(moving)
+    ros_scene.draw()
+    link = scene.nodes["/world/pendulum/link1"]
+    before = (np.array(link.position), np.array(link.wxyz))
+    for _ in range(3):
+        latest.tf.append(TFMessage(transforms=[_transform(
+            "pendulum/world", "pendulum/link1", (math.nan, 0, 1), (0, 0, 0, 1))]))
+        ros_scene.draw()
+    np.testing.assert_array_equal(link.position, before[0])     # the last good pose stays
+    np.testing.assert_array_equal(link.wxyz, before[1])
+    assert len([m for m in logged if "/tf:" in m and "pendulum/link1" in m]) == 1, logged
+
+
+def test_a_tf_chain_longer_than_the_recursion_limit_is_composed():
+    import sys
+
+    n = sys.getrecursionlimit() + 500
+    tree = FrameTree()
+    tree.update(TFMessage(transforms=[_transform("world" if i == 0 else f"f{i - 1}", f"f{i}",
+                                                 (0.001, 0, 0), (0, 0, 0, 1))
+                                      for i in range(n)]), static=True)
+    np.testing.assert_allclose(tree.world_poses()[f"f{n - 1}"][1], [0.001 * n, 0, 0])
+
+
+def test_malformed_tf_bytes_are_a_value_error():
+    data = serialize_message(TFMessage(transforms=[_transform("world", "a", (1, 2, 3),
+                                                              (0, 0, 0, 1))]))
+    for bad in (data[:len(data) // 2], data[:4] + b"\xff" * 40, b"\x00\x01"):
+        with pytest.raises(ValueError, match="TFMessage"):
+            view.tf_entries(bad)
+
+
+@pytest.mark.parametrize("xml, problem", [
+    ("<robot name='x'><link name='a'>", "cannot draw this robot"),
+    ("/etc/passwd", "not URDF XML"),
+    ("<robot name='x'>" + "<link name='l'/>" * (view.MAX_DESCRIPTION_LINKS + 1) + "</robot>",
+     "links, more than"),
+    ("<robot name='x'><link name='a'/><!--" + "x" * view.MAX_DESCRIPTION_BYTES + "--></robot>",
+     "bytes, more than"),
+])
+def test_a_hostile_robot_description_is_named_and_not_drawn(scene, xml, problem):
+    latest, logged = Latest(), []
+    ros_scene = RosScene(scene, latest, log=logged.append)
+    latest.descriptions["/evil/robot_description"] = xml
+    ros_scene.draw()
+    assert not any(path.startswith("/world/evil") for path in scene.nodes)
+    assert any("/evil/robot_description" in m and problem in m for m in logged), logged
+
+
+def test_a_description_does_not_expand_this_machines_environment():
+    from sim_node.model.errors import ModelLoadError
+
+    with pytest.raises(ModelLoadError, match=r"substitution arg .* not expanded"):
+        description_model('<robot name="x"><link name="$(env HOME)"/></robot>')
+
+
+def test_nan_contacts_are_left_out_and_named(scene):
+    latest, logged = Latest(), []
+    ros_scene = RosScene(scene, latest, log=logged.append)
+    message = Contacts()
+    for position in ((0., 0., 0.), (math.nan, 0., 0.)):
+        c = Contact()
+        c.position.x, c.position.y, c.position.z = position
+        c.normal.z, c.force.z = 1.0, 10.0
+        message.contacts.append(c)
+    latest.contacts = message
+    ros_scene.draw()
+    assert scene.contact_arrows.shape == (1, 2, 3) and np.all(np.isfinite(scene.contact_arrows))
+    assert any("contacts" in m and "1 with a non-finite" in m for m in logged)
+
+
+@settings(max_examples=30, deadline=None)
+@given(values=st.lists(st.sampled_from([math.nan, math.inf, -1e30, 0.5, -2.0, 1e7]),
+                       min_size=1, max_size=60))
+def test_cloud_points_and_scans_never_return_nan(values):
+    points = np.resize(np.asarray(values, dtype=np.float32), (len(values), 3))
+    assert np.all(np.isfinite(cloud_points(_cloud(points))))
+    scan = LaserScan(angle_min=float(values[0]), angle_increment=0.01, range_min=0.0,
+                     range_max=math.inf, ranges=[float(v) for v in values])
+    assert np.all(np.isfinite(scan_points(scan)))
+
+
+def test_a_cloud_of_ten_million_points_is_drawn_thinned():
+    many = np.zeros((10_000_000, 3), dtype=np.float32)
+    many[:, 0] = np.arange(10_000_000, dtype=np.float32) * 1e-6
+    drawn = cloud_points(_cloud(many, with_ring=False))
+    assert len(drawn) == view.MAX_CLOUD_POINTS
+    np.testing.assert_array_equal(drawn, many[::2000][:view.MAX_CLOUD_POINTS])
+
+
+def test_a_cloud_shorter_than_it_claims_is_a_value_error_naming_it():
+    cloud = _cloud(np.zeros((10, 3), dtype=np.float32))
+    cloud.width = 1000
+    with pytest.raises(ValueError, match="point cloud: .* bytes of data for 1000x1 points"):
+        cloud_points(cloud)
