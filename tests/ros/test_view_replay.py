@@ -128,9 +128,9 @@ def _shown(browser) -> tuple:
     in one script: three.js's own objects."""
     text, chain = browser.execute_script("""
         const mutable = window.__viserMutable.current || window.__viserMutable;
-        // viser 1.1.1's page renders on demand and drains its message queue in the render
-        // loop; in headless chromium it sometimes stops asking for frames while messages
-        // queue up (the page then shows one time until something else asks): asked here
+        // viser's page renders on demand and drains its message queue in the render loop; a
+        // loaded machine's headless chromium may deliver no frame for seconds (README
+        // "Replayed bags"): a frame is asked for here, harmless when frames flow
         mutable.requestRender();
         const nodes = mutable.nodeRefFromName;
         const body = document.body.innerText;
