@@ -190,21 +190,34 @@ class ViewerScene:
     def set_object(self, name: str, geometry, color=None, pose=None) -> None:
         """Draw a rigid object or any extra geometry: `geometry` is a RigidObjectModel /
         TerrainModel (its collision elements), a tuple of GeometryElements or one shape;
-        color RGB(A) in [0, 1] (None: an element's own colour or grey); pose (xyz, wxyz) or
-        None (the origin until update_poses moves "{name}")."""
+        color RGB(A) in [0, 1] (None: an element's own colour, else for a world's body the
+        colour the CPU camera and snapshots give it (sim_node.sim.camera.body_color), else
+        grey); pose (xyz, wxyz) or None (the origin until update_poses moves "{name}")."""
         self.remove(name)
         elements = _elements(geometry)
         self._add_body_frame(name)
         if color is not None:
             elements = tuple(replace(e, color=tuple(color)) for e in elements)
+        elif hasattr(geometry, "getCollisionGeometry") and hasattr(geometry, "getID"):
+            from sim_node.sim.camera import body_color
+
+            default = tuple(body_color(geometry))
+            elements = tuple(e if e.color is not None else replace(e, color=default)
+                             for e in elements)
         self._visuals[name] = self._add_elements(name, "visual", elements, collision=False)
         self._add_elements(name, "collision", elements, collision=True)
         if pose is not None:
             self.update_poses({name: pose})
 
-    def set_terrain(self, name: str, terrain, color=(0.55, 0.6, 0.5), pose=None) -> None:
+    def set_terrain(self, name: str, terrain, color=None, pose=None) -> None:
         """Draw a terrain (a TerrainModel, GeometryElements or a shape: planes as a 20 m
-        square, heightfields as their grid); placed like set_object."""
+        square, heightfields as their grid); coloured and placed like set_object (a bare
+        shape without colour: the CPU camera's TERRAIN_COLOR)."""
+        if color is None and not hasattr(terrain, "getID") \
+                and not any(e.color is not None for e in _elements(terrain)):
+            from sim_node.sim.camera import TERRAIN_COLOR
+
+            color = TERRAIN_COLOR
         self.set_object(name, terrain, color=color, pose=pose)
 
     def remove(self, name: str) -> None:

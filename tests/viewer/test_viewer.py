@@ -341,3 +341,56 @@ def test_camera_frustums_and_lidar_points_of_the_robots_sensors():
         R, p = camera.getTransformWorld()
         np.testing.assert_allclose(frustum.position, p, atol=1e-9)
         assert frustum.fov == pytest.approx(0.8) and frustum.aspect == pytest.approx(32 / 24)
+
+
+def test_world_file_bodies_have_the_cpu_snapshots_colours():
+    """The default world's rigid objects and terrains (read from the yaml here, independently
+    of the loader) are drawn in the colour the CPU snapshot paints them (one rule,
+    sim_node.sim.camera.body_color; the world file gives none): the viser mesh colour is that
+    colour, and the snapshot's pixels of each object are that colour times a grey shading."""
+    import yaml
+
+    from sim_node.resources import default_world
+    from sim_node.sim.camera import PALETTE, TERRAIN_COLOR, Camera
+    from sim_node.viewer.snapshot import framing_view
+
+    path = default_world()
+    spec = yaml.safe_load(path.read_text())
+    world = WorldModel()
+    world.readFile(str(path))
+    sim = Simulator(world)
+    ids = {world.rigidObject(i).getName(): world.rigidObject(i).getID()
+           for i in range(world.numRigidObjects())}
+    assert set(ids) == {o["name"] for o in spec["rigid_objects"]}
+    viewer = Viewer(sim, port=0)
+    viewer.show()
+    try:
+        nodes = viewer.scene.nodes
+        colours = {}
+        for entry in spec["rigid_objects"]:
+            assert "color" not in entry and "color" not in entry["geometry"]
+            name = entry["name"]
+            expected = PALETTE[ids[name] % len(PALETTE)]
+            colours[name] = tuple(nodes[f"/world/{name}/visual/0"].color)
+            assert colours[name] == tuple(round(255 * c) for c in expected), name
+        assert len(set(colours.values())) == len(colours)       # told apart
+        for entry in spec["terrains"]:
+            assert tuple(nodes[f"/world/{entry['name']}/visual/0"].color) == tuple(
+                round(255 * c) for c in TERRAIN_COLOR)
+        # the snapshot's pixels of an object: its colour scaled by the light (one grey factor)
+        view = framing_view(sim, 320, 240)
+        R, t = view.optical_pose()
+        image = Camera(sim, 320, 240, fov_x=view.fov_x, near=view.near,
+                       far=view.far).render(R, t, depth=False, segmentation=True)
+        seen = 0
+        for name, colour in colours.items():
+            pixels = image.rgb[image.segmentation == ids[name]].astype(float)
+            if len(pixels) < 5:
+                continue                  # hidden behind the arm from this view
+            seen += 1
+            c = np.asarray(colour, dtype=float)
+            scale = pixels @ c / (c @ c)
+            np.testing.assert_allclose(pixels, scale[:, None] * c, atol=2.0, err_msg=name)
+        assert seen >= 2
+    finally:
+        viewer.close()
