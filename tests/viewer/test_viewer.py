@@ -139,6 +139,30 @@ def test_rtf_slider_paces_simulated_time():
         viewer.close()
 
 
+def test_rtf_set_from_code_moves_the_slider_and_the_slider_sets_it():
+    sim = Simulator(_world())
+    viewer = Viewer(sim, port=0)
+    viewer.rtf = 2.5                          # before show: the slider starts there
+    viewer.show()
+    slider = viewer.scene.controls["rtf"]
+    try:
+        assert slider.value == 2.5
+        viewer.rtf = 0.0
+        assert slider.value == 0.0 and viewer.rtf == 0.0
+        viewer.rtf = 100.0                    # beyond the slider: it shows its end, 10
+        assert slider.value == slider.max == 10.0 and viewer.rtf == 100.0
+        viewer.rtf = 1e-6                     # DESIGN.md §8: [1e-3, 1e3] or 0
+        assert viewer.rtf == 1e-3
+        slider.value = 3.0                    # what moving it in the page does
+        assert viewer.rtf == 3.0
+        for bad in (-1.0, float("nan"), "fast"):
+            with pytest.raises(ValueError, match="Viewer.rtf must be"):
+                viewer.rtf = bad
+        assert viewer.rtf == 3.0 == slider.value
+    finally:
+        viewer.close()
+
+
 def test_run_steps_exactly_duration_with_the_control_callback():
     sim = Simulator(_world())
     viewer = Viewer(sim, port=0)
@@ -394,3 +418,19 @@ def test_world_file_bodies_have_the_cpu_snapshots_colours():
         assert seen >= 2
     finally:
         viewer.close()
+
+
+def test_the_package_exports_the_viewer_scene_snapshot_and_recorder():
+    """The package's names are the modules' (the function `snapshot` shadows the module of
+    that name as an attribute of the package: the module is sim_node.viewer.snapshot in
+    sys.modules and `from sim_node.viewer.snapshot import ...`)."""
+    import importlib
+
+    import sim_node.viewer as package
+    from sim_node.viewer import scene, video, viewer
+
+    module = importlib.import_module("sim_node.viewer.snapshot")
+    assert (package.Viewer, package.ViewerScene, package.snapshot, package.Recorder) == (
+        viewer.Viewer, scene.ViewerScene, module.snapshot, video.Recorder)
+    assert package.View is module.View
+    assert sorted(package.__all__) == ["Recorder", "View", "Viewer", "ViewerScene", "snapshot"]
