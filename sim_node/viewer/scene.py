@@ -152,8 +152,13 @@ class ViewerScene:
         self.paused = False
         self.controls: dict = {}         # label -> gui handle of the owner's controls
         server.scene.set_up_direction("+z")
+        # no shadow maps, no shadow plane under the grid: a browser without a GPU (software
+        # WebGL: servers, CI, many laptops' headless runs) renders each frame several times
+        # faster, and while updates arrive viser's page renders continuously
+        server.scene.configure_default_lights(True, cast_shadow=False)
         self._grid = server.scene.add_grid(f"{self.root}/grid", width=10.0, height=10.0,
-                                           plane="xy", cell_size=0.25, section_size=1.0)
+                                           plane="xy", cell_size=0.25, section_size=1.0,
+                                           shadow_opacity=0.0)
         gui = server.gui
         with gui.add_folder("View"):
             self.show_visual = gui.add_checkbox("visual geometry", True)

@@ -293,6 +293,12 @@ class Viewer:
         scene = self.scene
         if scene is None or snap is None:
             return
+        # one batch per frame: the browsers apply it at once, viser's sender wakes once
+        with scene.server.atomic():
+            self._draw_frame(scene, snap)
+        self._drawn_seq = snap.seq
+
+    def _draw_frame(self, scene: ViewerScene, snap: Snapshot) -> None:
         self._sync_entities(snap.entities)
         poses = {}
         for name, (R, p) in snap.robots.items():
@@ -309,7 +315,6 @@ class Viewer:
         if snap.cameras or snap.lidars:
             scene.update_sensors(snap.cameras, snap.lidars)
         scene.update_status(snap.time, snap.rtf, snap.status)
-        self._drawn_seq = snap.seq
 
     def _sync_entities(self, entities) -> None:
         """Draw entities that appeared since the last frame (spawn), remove those gone."""
