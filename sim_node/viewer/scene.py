@@ -20,6 +20,7 @@ but from one thread at a time.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -172,6 +173,12 @@ class ViewerScene:
         self.show_frames.on_update(lambda _: self._set_frames_visible(self.show_frames.value))
         self.show_contacts.on_update(lambda _: self._set_contacts_visible())
         self.status_text = gui.add_markdown(self._status_markdown(0.0, float("nan"), "idle"))
+        # a click on a body in the page selects it (viser's click callbacks run on its own
+        # threads: the lock keeps the selection and its text whole against the drawing thread)
+        self.selected: str | None = None
+        self._selection_lock = threading.Lock()
+        self._selection_sent = None
+        self.selection_text = gui.add_markdown(self._selection_markdown())
 
     @property
     def url(self) -> str:
@@ -245,6 +252,9 @@ class ViewerScene:
             del self._links[key]
             self._visuals.pop(key, None)
             self._sent_poses.pop(key, None)
+        if self.selected is not None and self.selected not in self._links:
+            with self._selection_lock:
+                self._show_selection()
 
     def _add_body_frame(self, key: str):
         path = f"{self.root}/{key}"
@@ -272,6 +282,7 @@ class ViewerScene:
                 else "front",
                 position=np.asarray(element.origin.p, dtype=float),
                 wxyz=wxyz_of_matrix(element.origin.R), visible=visible)
+            handle.on_click(lambda _event, key=key: self.select(key))
             self.nodes[path] = handle
             if collision:
                 self._collision[path] = handle
@@ -279,6 +290,31 @@ class ViewerScene:
                 self._visual_colors[path] = tuple(rgb)
             handles.append(handle)
         return handles
+
+    # -- selection (a click in the page) ----------------------------------------------------
+    def select(self, key: str | None) -> None:
+        """Select body "robot/link" or "object" (None, or a name not drawn: nothing): the
+        panel below the status shows its name and pose, following it as it moves. A click
+        on a body's visual (or shown collision) geometry in the page calls this."""
+        with self._selection_lock:
+            self.selected = key if key in self._links else None
+            self._show_selection()
+
+    def _selection_markdown(self) -> str:
+        key = self.selected
+        if key is None:
+            return "**selected** – (click a body)"
+        handle = self._links[key]
+        p, q = handle.position, handle.wxyz
+        return (f"**selected** {key}  \n**xyz** {p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f} m  \n"
+                f"**wxyz** {q[0]:.3f}, {q[1]:.3f}, {q[2]:.3f}, {q[3]:.3f}")
+
+    def _show_selection(self) -> None:
+        if self.selected is not None and self.selected not in self._links:
+            self.selected = None                    # removed
+        text = self._selection_markdown()
+        if text != self._selection_sent:
+            self._selection_sent = self.selection_text.content = text
 
     def update_poses(self, poses: dict) -> None:
         """Move link / object frames: {"robot/link" or "object": (xyz, wxyz)}; unknown names
@@ -300,6 +336,9 @@ class ViewerScene:
                 sent[key] = (xyz, wxyz)
                 handle.position = xyz
                 handle.wxyz = wxyz
+            if self.selected is not None and self.selected in poses:
+                with self._selection_lock:
+                    self._show_selection()
 
     def set_link_color(self, key: str, color) -> None:
         """Recolour every visual of "robot/link" (or of an object): RGB in [0, 1], or None for

@@ -293,3 +293,36 @@ def test_poses_within_the_tolerance_are_not_sent_again(scene):
     scene.update_poses({"box": ((3 * POSE_TOLERANCE, 0.0, 1.0), identity)})
     np.testing.assert_allclose(scene.nodes["/world/box"].position,
                                (3 * POSE_TOLERANCE, 0.0, 1.0))
+
+
+def _click(handle):
+    """What viser runs when a page clicks the node: its registered click callbacks, with the
+    event viser makes (viser 1.1.1 has no public server-side way to fire a click)."""
+    from viser._scene_handles import SceneNodePointerEvent
+
+    event = SceneNodePointerEvent(client=None, client_id=0, event="click", target=handle,
+                                  ray_origin=(0.0, 0.0, 5.0), ray_direction=(0.0, 0.0, -1.0),
+                                  screen_pos=(0.5, 0.5), instance_index=None, modifier=None)
+    assert handle._impl.click_cb, f"{handle.name} is not clickable"
+    for entry in handle._impl.click_cb:
+        entry.callback(event)
+
+
+def test_a_click_on_a_body_selects_it_and_shows_its_pose(scene):
+    model = WorldModel().loadRobot(os.path.join(DATA, "r2d2.urdf"))
+    scene.set_robot("r2d2", model)
+    scene.set_object("box", geo.Box((0.1, 0.1, 0.1)))
+    assert scene.selected is None and "click a body" in scene.selection_text.content
+    turned = (math.cos(0.25), 0.0, 0.0, math.sin(0.25))      # 0.5 rad about z
+    scene.update_poses({"r2d2/head": ((0.1, -0.2, 1.25), turned)})
+    _click(scene.nodes["/world/r2d2/head/visual/0"])
+    assert scene.selected == "r2d2/head"
+    text = scene.selection_text.content
+    assert "r2d2/head" in text and "0.100, -0.200, 1.250 m" in text
+    assert f"{math.cos(0.25):.3f}, 0.000, 0.000, {math.sin(0.25):.3f}" in text
+    scene.update_poses({"r2d2/head": ((0.3, -0.2, 1.25), turned)})      # follows the body
+    assert "0.300, -0.200, 1.250 m" in scene.selection_text.content
+    _click(scene.nodes["/world/box/visual/0"])
+    assert scene.selected == "box" and "**selected** box" in scene.selection_text.content
+    scene.remove("box")                               # a removed body is deselected
+    assert scene.selected is None and "click a body" in scene.selection_text.content
