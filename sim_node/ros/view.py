@@ -283,7 +283,6 @@ class RosScene:
         self._camera_set = False
         self._sent_contacts = None          # (points, arrow ends) last sent
         self._sent_status = None
-        self._clouds: dict = {}             # scene path -> point cloud handle
         self._robots_of_topic: dict = {}    # description topic -> (robot name, xml)
         self._sensor_drawn: dict = {}       # topic -> wall time of its last point cloud
         self.sim_time = 0.0
@@ -513,24 +512,9 @@ class RosScene:
             lidars[name] = world[kept]
         if cameras:
             self.scene.update_sensors(cameras=cameras)
-        for name, points in lidars.items():
-            self._draw_points(name, points)
-
-    def _draw_points(self, name: str, points: np.ndarray) -> None:
-        # a cloud drawn before gets new points (re-adding the node at every sweep stalled
-        # viser 1.1.1's client after a few seconds)
-        path = f"{self.scene.root}/sensors/{name}"
-        points = points.astype(np.float32)
-        handle = self._clouds.get(path)
-        if handle is None:
-            handle = self.scene.server.scene.add_point_cloud(
-                path, points, (0, 160, 0), point_size=0.02)
-            self._clouds[path] = self.scene.nodes[path] = handle
-        else:
-            with self.scene.server.atomic():
-                handle.points = points
-                handle.colors = np.tile(np.array([0, 160, 0], dtype=np.uint8),
-                                        (len(points), 1))
+        if lidars:
+            # a cloud drawn before gets its new points in place (ViewerScene.set_point_cloud)
+            self.scene.update_sensors(lidars=lidars)
 
 
 def _moved(sent, p, wxyz, tolerance: float = POSE_TOLERANCE) -> bool:
@@ -712,13 +696,6 @@ class DrawingThread:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5.0)
-
-
-def light_scene(server) -> None:
-    """Lights without shadow maps: a browser without a GPU (software WebGL, as on servers and
-    in CI) renders each frame several times faster, and a node's viewer sends frames at up to
-    MAX_RATE."""
-    server.scene.configure_default_lights(True, cast_shadow=False)
 
 
 _HOST_NAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -908,7 +885,6 @@ def main(argv=None) -> int:
             print(error.strerror, file=sys.stderr)
             return 2
         scene = ViewerScene(server)
-        light_scene(server)
         latest = Latest()
         ros_scene = RosScene(scene, latest)
         feed = TopicFeed(client, args.node, latest)

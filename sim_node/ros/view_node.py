@@ -21,8 +21,7 @@ from tf2_msgs.msg import TFMessage
 
 from sim_node.ros.namespaces import robot_prefix
 from sim_node.ros.view import (CAMERA_INFO_TYPE, CLOUD_TYPE, MAX_RATE, SCAN_TYPE, DrawingThread,
-                               Latest, light_scene, RosScene, ServiceControls, serve,
-                               stop_server)
+                               Latest, RosScene, ServiceControls, serve, stop_server)
 
 DEFAULT_PORT = 8080
 STATIC_QOS = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -48,8 +47,7 @@ class NodeViewer:
         self._contacts_topic = f"{name}/contacts"
         self._status_topic = f"{name}/status"
         self.server = serve(host, port, "parameter viewer_host / viewer_port")
-        self.scene = ViewerScene(self.server)
-        light_scene(self.server)
+        self.scene = ViewerScene(self.server)        # lights without shadows (cheap pages)
         self.latest = Latest()
         self._tf: dict = {}             # publisher -> its newest /tf message
         self.idle_without_pages = True  # draw only while a browser has the page open

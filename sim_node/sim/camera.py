@@ -50,6 +50,19 @@ AMBIENT, DIFFUSE = 0.6, 0.35
 BACKGROUND = (255, 255, 255)
 
 
+def body_color(body) -> tuple:
+    """The colour (rgb in 0..1) of a rigid object's or terrain's geometry elements that carry
+    none of their own (world files give none; an SDF / URDF element's colour wins): terrains
+    TERRAIN_COLOR, rigid objects PALETTE[entity ID mod its length] (a body in no world yet,
+    ID -1, the palette's last entry). One rule for these pictures and the live viewer
+    (sim_node.viewer.scene)."""
+    from sim_node.model.bodies import TerrainModel
+
+    if isinstance(body, TerrainModel):
+        return TERRAIN_COLOR
+    return PALETTE[body.getID() % len(PALETTE)]
+
+
 def intrinsics_from_fov(width: int, height: int, fov_x: float) -> np.ndarray:
     """3x3 intrinsics of a `width` x `height` image with horizontal field of view `fov_x` [rad],
     square pixels and the principal point at the image centre (pixel (i, j) is centred at
@@ -207,11 +220,11 @@ class _RenderModel:
         for i in range(world.numRigidObjects()):
             body = world.rigidObject(i)
             self._add(("object", i, -1), body.getID(), body.getCollisionGeometry(),
-                      PALETTE[body.getID() % len(PALETTE)], segments, parts)
+                      body_color(body), segments, parts)
         for i in range(world.numTerrains()):
             body = world.terrain(i)
             self._add(("terrain", i, -1), body.getID(), body.getCollisionGeometry(),
-                      TERRAIN_COLOR, segments, parts)
+                      body_color(body), segments, parts)
         self.segments = np.array(segments, dtype=np.int32)
         offset = 0
         vertices, vertex_instance, triangles, triangle_instance, colors = [], [], [], [], []

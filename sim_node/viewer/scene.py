@@ -20,6 +20,7 @@ but from one thread at a time.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -32,6 +33,10 @@ COLLISION_COLOR = (1.0, 0.55, 0.1)      # collision geometry: translucent orange
 COLLISION_OPACITY = 0.45
 CONTACT_POINT_COLOR = (1.0, 0.1, 0.1)
 CONTACT_FORCE_COLOR = (0.1, 0.3, 1.0)
+LIDAR_COLOR = (0.0, 160 / 255, 0.0)
+# a pose that moved less than this since it was last sent is not sent again: every message
+# makes each browser render a frame (0.1 mm, or ~0.01 degree in the quaternion's components)
+POSE_TOLERANCE = 1e-4
 # a contact force of 1 N draws an arrow of 5 mm (a 1 kg body resting on one contact: ~5 cm);
 # set_contact_scale changes it
 DEFAULT_CONTACT_SCALE = 0.005          # [m/N]
@@ -136,6 +141,9 @@ class ViewerScene:
         self._collision: dict = {}       # path -> collision handle
         self._tf_frames: dict = {}
         self._sensors: dict = {}
+        self._clouds: dict = {}          # path -> point cloud handle (set_point_cloud)
+        self._sent_poses: dict = {}      # "robot/link" or "object" -> (xyz, wxyz) last sent
+        self._status_sent = None         # the status markdown last sent
         self._sliders: dict = {}
         self._debug: dict = {}           # debug item key -> handle (scene or gui)
         self._parameters = None          # the "Parameters" gui folder, made with the 1st slider
@@ -145,8 +153,13 @@ class ViewerScene:
         self.paused = False
         self.controls: dict = {}         # label -> gui handle of the owner's controls
         server.scene.set_up_direction("+z")
+        # no shadow maps, no shadow plane under the grid: a browser without a GPU (software
+        # WebGL: servers, CI, many laptops' headless runs) renders each frame several times
+        # faster, and while updates arrive viser's page renders continuously
+        server.scene.configure_default_lights(True, cast_shadow=False)
         self._grid = server.scene.add_grid(f"{self.root}/grid", width=10.0, height=10.0,
-                                           plane="xy", cell_size=0.25, section_size=1.0)
+                                           plane="xy", cell_size=0.25, section_size=1.0,
+                                           shadow_opacity=0.0)
         gui = server.gui
         with gui.add_folder("View"):
             self.show_visual = gui.add_checkbox("visual geometry", True)
@@ -160,6 +173,12 @@ class ViewerScene:
         self.show_frames.on_update(lambda _: self._set_frames_visible(self.show_frames.value))
         self.show_contacts.on_update(lambda _: self._set_contacts_visible())
         self.status_text = gui.add_markdown(self._status_markdown(0.0, float("nan"), "idle"))
+        # a click on a body in the page selects it (viser's click callbacks run on its own
+        # threads: the lock keeps the selection and its text whole against the drawing thread)
+        self.selected: str | None = None
+        self._selection_lock = threading.Lock()
+        self._selection_sent = None
+        self.selection_text = gui.add_markdown(self._selection_markdown())
 
     @property
     def url(self) -> str:
@@ -183,21 +202,34 @@ class ViewerScene:
     def set_object(self, name: str, geometry, color=None, pose=None) -> None:
         """Draw a rigid object or any extra geometry: `geometry` is a RigidObjectModel /
         TerrainModel (its collision elements), a tuple of GeometryElements or one shape;
-        color RGB(A) in [0, 1] (None: an element's own colour or grey); pose (xyz, wxyz) or
-        None (the origin until update_poses moves "{name}")."""
+        color RGB(A) in [0, 1] (None: an element's own colour, else for a world's body the
+        colour the CPU camera and snapshots give it (sim_node.sim.camera.body_color), else
+        grey); pose (xyz, wxyz) or None (the origin until update_poses moves "{name}")."""
         self.remove(name)
         elements = _elements(geometry)
         self._add_body_frame(name)
         if color is not None:
             elements = tuple(replace(e, color=tuple(color)) for e in elements)
+        elif hasattr(geometry, "getCollisionGeometry") and hasattr(geometry, "getID"):
+            from sim_node.sim.camera import body_color
+
+            default = tuple(body_color(geometry))
+            elements = tuple(e if e.color is not None else replace(e, color=default)
+                             for e in elements)
         self._visuals[name] = self._add_elements(name, "visual", elements, collision=False)
         self._add_elements(name, "collision", elements, collision=True)
         if pose is not None:
             self.update_poses({name: pose})
 
-    def set_terrain(self, name: str, terrain, color=(0.55, 0.6, 0.5), pose=None) -> None:
+    def set_terrain(self, name: str, terrain, color=None, pose=None) -> None:
         """Draw a terrain (a TerrainModel, GeometryElements or a shape: planes as a 20 m
-        square, heightfields as their grid); placed like set_object."""
+        square, heightfields as their grid); coloured and placed like set_object (a bare
+        shape without colour: the CPU camera's TERRAIN_COLOR)."""
+        if color is None and not hasattr(terrain, "getID") \
+                and not any(e.color is not None for e in _elements(terrain)):
+            from sim_node.sim.camera import TERRAIN_COLOR
+
+            color = TERRAIN_COLOR
         self.set_object(name, terrain, color=color, pose=pose)
 
     def remove(self, name: str) -> None:
@@ -219,6 +251,10 @@ class ViewerScene:
         for key in [k for k in self._links if k == name or k.startswith(name + "/")]:
             del self._links[key]
             self._visuals.pop(key, None)
+            self._sent_poses.pop(key, None)
+        if self.selected is not None and self.selected not in self._links:
+            with self._selection_lock:
+                self._show_selection()
 
     def _add_body_frame(self, key: str):
         path = f"{self.root}/{key}"
@@ -246,6 +282,7 @@ class ViewerScene:
                 else "front",
                 position=np.asarray(element.origin.p, dtype=float),
                 wxyz=wxyz_of_matrix(element.origin.R), visible=visible)
+            handle.on_click(lambda _event, key=key: self.select(key))
             self.nodes[path] = handle
             if collision:
                 self._collision[path] = handle
@@ -254,15 +291,54 @@ class ViewerScene:
             handles.append(handle)
         return handles
 
+    # -- selection (a click in the page) ----------------------------------------------------
+    def select(self, key: str | None) -> None:
+        """Select body "robot/link" or "object" (None, or a name not drawn: nothing): the
+        panel below the status shows its name and pose, following it as it moves. A click
+        on a body's visual (or shown collision) geometry in the page calls this."""
+        with self._selection_lock:
+            self.selected = key if key in self._links else None
+            self._show_selection()
+
+    def _selection_markdown(self) -> str:
+        key = self.selected
+        if key is None:
+            return "**selected** – (click a body)"
+        handle = self._links[key]
+        p, q = handle.position, handle.wxyz
+        return (f"**selected** {key}  \n**xyz** {p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f} m  \n"
+                f"**wxyz** {q[0]:.3f}, {q[1]:.3f}, {q[2]:.3f}, {q[3]:.3f}")
+
+    def _show_selection(self) -> None:
+        if self.selected is not None and self.selected not in self._links:
+            self.selected = None                    # removed
+        text = self._selection_markdown()
+        if text != self._selection_sent:
+            self._selection_sent = self.selection_text.content = text
+
     def update_poses(self, poses: dict) -> None:
         """Move link / object frames: {"robot/link" or "object": (xyz, wxyz)}; unknown names
-        are ignored (a body removed while its pose was on the way)."""
+        are ignored (a body removed while its pose was on the way). A frame within
+        POSE_TOLERANCE of the pose last sent is not sent again (a resting body costs the
+        browsers nothing; viser's own check only drops numerically equal poses)."""
+        sent = self._sent_poses
         with self.server.atomic():
             for key, (xyz, wxyz) in poses.items():
                 handle = self._links.get(key)
-                if handle is not None:
-                    handle.position = xyz
-                    handle.wxyz = wxyz
+                if handle is None:
+                    continue
+                xyz = np.asarray(xyz, dtype=float)
+                wxyz = np.asarray(wxyz, dtype=float)
+                last = sent.get(key)
+                if last is not None and np.max(np.abs(last[0] - xyz)) <= POSE_TOLERANCE \
+                        and np.max(np.abs(last[1] - wxyz)) <= POSE_TOLERANCE:
+                    continue
+                sent[key] = (xyz, wxyz)
+                handle.position = xyz
+                handle.wxyz = wxyz
+            if self.selected is not None and self.selected in poses:
+                with self._selection_lock:
+                    self._show_selection()
 
     def set_link_color(self, key: str, color) -> None:
         """Recolour every visual of "robot/link" (or of an object): RGB in [0, 1], or None for
@@ -316,33 +392,47 @@ class ViewerScene:
                              f"({len(normals)}) and forces ({len(forces)}) differ in length")
         ends = points + normals * (self.contact_scale * forces)[:, None]
         self.contact_arrows = np.stack([points, ends], axis=1)
-        visible = self.show_contacts.value
         path = f"{self.root}/contacts"
+        points_handle = self.nodes.get(f"{path}/points")
+        arrows_handle = self.nodes.get(f"{path}/forces")
         with self.server.atomic():
             if len(points) == 0:
-                for sub in ("points", "forces"):
-                    handle = self.nodes.pop(f"{path}/{sub}", None)
-                    if handle is not None:
-                        handle.remove()
+                # hidden, not removed: the next contacts update the same nodes in place
+                self._contacts = None
+                for handle in (points_handle, arrows_handle):
+                    if handle is not None and handle.visible:
+                        handle.visible = False
                 return
-            self.nodes[f"{path}/points"] = self.server.scene.add_point_cloud(
-                f"{path}/points", points.astype(np.float32), _rgb255(CONTACT_POINT_COLOR),
-                point_size=0.015, point_shape="circle", visible=visible)
-            self.nodes[f"{path}/forces"] = self.server.scene.add_arrows(
-                f"{path}/forces", self.contact_arrows.astype(np.float32),
-                _rgb255(CONTACT_FORCE_COLOR), shaft_radius=0.004, head_radius=0.01,
-                head_length=0.02, visible=visible)
+            self._contacts = len(points)
+            visible = bool(self.show_contacts.value)
+            arrows = self.contact_arrows.astype(np.float32)
+            if points_handle is None:
+                self.nodes[f"{path}/points"] = self.server.scene.add_point_cloud(
+                    f"{path}/points", points.astype(np.float32), _rgb255(CONTACT_POINT_COLOR),
+                    point_size=0.015, point_shape="circle", visible=visible)
+                self.nodes[f"{path}/forces"] = self.server.scene.add_arrows(
+                    f"{path}/forces", arrows, _rgb255(CONTACT_FORCE_COLOR), shaft_radius=0.004,
+                    head_radius=0.01, head_length=0.02, visible=visible)
+                return
+            # in place: a node re-added at every frame makes the browsers rebuild it
+            _set_points(points_handle, points.astype(np.float32), CONTACT_POINT_COLOR)
+            _set_points(arrows_handle, arrows, CONTACT_FORCE_COLOR)
+            for handle in (points_handle, arrows_handle):
+                if handle.visible != visible:
+                    handle.visible = visible
 
     def _set_contacts_visible(self):
         for sub in ("points", "forces"):
             handle = self.nodes.get(f"{self.root}/contacts/{sub}")
             if handle is not None:
-                handle.visible = self.show_contacts.value
+                handle.visible = bool(self.show_contacts.value) and self._contacts is not None
 
     def update_sensors(self, cameras: dict | None = None, lidars: dict | None = None) -> None:
         """Sensors: cameras {name: (xyz, wxyz, fov_y [rad], aspect w/h)} drawn as frustums
         (pose of the optical frame: +z forward, +x right, +y down, REP-103 optical / OpenCV);
-        lidars {name: points (N, 3) in the world [m]} drawn as point clouds."""
+        lidars {name: points (N, 3) in the world [m]} drawn as point clouds. A sensor drawn
+        before is updated in place (its viser node keeps its identity: re-adding a node at
+        every update stalls the browsers on a stream of new nodes)."""
         with self.server.atomic():
             for name, (xyz, wxyz, fov_y, aspect) in (cameras or {}).items():
                 path = f"{self.root}/sensors/{name}"
@@ -350,15 +440,41 @@ class ViewerScene:
                 if handle is None:
                     handle = self.server.scene.add_camera_frustum(
                         path, fov=float(fov_y), aspect=float(aspect), scale=0.15,
-                        color=(40, 40, 40))
+                        color=(40, 40, 40), position=tuple(map(float, xyz)),
+                        wxyz=tuple(map(float, wxyz)))
                     self._sensors[path] = self.nodes[path] = handle
-                handle.position = xyz
-                handle.wxyz = wxyz
+                    self._sent_poses[path] = (np.asarray(xyz, float), np.asarray(wxyz, float))
+                    continue
+                # shape props in place (viser sends them only when they differ)
+                handle.fov = float(fov_y)
+                handle.aspect = float(aspect)
+                xyz, wxyz = np.asarray(xyz, dtype=float), np.asarray(wxyz, dtype=float)
+                last = self._sent_poses.get(path)
+                if last is None or np.max(np.abs(last[0] - xyz)) > POSE_TOLERANCE \
+                        or np.max(np.abs(last[1] - wxyz)) > POSE_TOLERANCE:
+                    self._sent_poses[path] = (xyz, wxyz)
+                    handle.position = xyz
+                    handle.wxyz = wxyz
             for name, points in (lidars or {}).items():
                 path = f"{self.root}/sensors/{name}"
-                self._sensors[path] = self.nodes[path] = self.server.scene.add_point_cloud(
-                    path, np.asarray(points, dtype=np.float32).reshape(-1, 3), (0, 160, 0),
-                    point_size=0.02)
+                self._sensors[path] = self.set_point_cloud(path, points)
+
+    def set_point_cloud(self, path: str, points, color=LIDAR_COLOR,
+                        point_size: float = 0.02):
+        """Draw points (N, 3) [m, world] as the point cloud at scene path `path` (one colour,
+        RGB in [0, 1]); a cloud drawn there before gets the new points in place (the same
+        viser handle; re-adding the node at every scan stalled viser 1.1.1's client after a
+        few seconds). Returns the handle."""
+        points = np.asarray(points, dtype=np.float32).reshape(-1, 3)
+        handle = self._clouds.get(path)
+        if handle is None:
+            handle = self.server.scene.add_point_cloud(path, points, _rgb255(color),
+                                                       point_size=point_size)
+            self._clouds[path] = self.nodes[path] = handle
+        else:
+            with self.server.atomic():
+                _set_points(handle, points, color)
+        return handle
 
     # -- status and controls ----------------------------------------------------------------
     @staticmethod
@@ -370,7 +486,9 @@ class ViewerScene:
     def update_status(self, sim_time: float, rtf: float, status: str) -> None:
         """The status panel: simulated time [s], measured real-time factor (nan: unknown) and
         a status word (running, paused, the engine's status string)."""
-        self.status_text.content = self._status_markdown(sim_time, rtf, status)
+        text = self._status_markdown(sim_time, rtf, status)
+        if text != self._status_sent:     # unchanged: skip viser's markdown parsing
+            self._status_sent = self.status_text.content = text
 
     def add_controls(self, on_pause=None, on_step=None, on_reset=None, on_rtf=None,
                      rtf: float = 1.0) -> None:
@@ -489,6 +607,15 @@ class ViewerScene:
                 client.camera.position = position
                 client.camera.look_at = look_at
                 client.camera.up_direction = tuple(map(float, up))
+
+
+def _set_points(handle, points: np.ndarray, color) -> None:
+    """New points (a cloud's (N, 3) or arrows' (N, 2, 3)) of a one-colour viser handle, in
+    place; the colours follow a change of N (viser checks (N, 3) colours against N)."""
+    n_before = len(handle.points)
+    handle.points = points
+    if len(points) != n_before or handle.colors.shape not in ((3,), (len(points), 3)):
+        handle.colors = np.tile(np.asarray(_rgb255(color), dtype=np.uint8), (len(points), 1))
 
 
 def _elements(geometry) -> tuple:

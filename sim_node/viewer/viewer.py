@@ -108,7 +108,8 @@ class Viewer:
         self.paused = False
         self._step_requests = 0
         self._reset_requested = False
-        self.rtf = 1.0
+        self._rtf = 1.0
+        self._rtf_from_code = False       # rtf's setter is moving the slider
         self._measured_rtf = float("nan")
         self.state = "idle"             # run(): "running", "paused"; "idle" outside run()
 
@@ -292,6 +293,12 @@ class Viewer:
         scene = self.scene
         if scene is None or snap is None:
             return
+        # one batch per frame: the browsers apply it at once, viser's sender wakes once
+        with scene.server.atomic():
+            self._draw_frame(scene, snap)
+        self._drawn_seq = snap.seq
+
+    def _draw_frame(self, scene: ViewerScene, snap: Snapshot) -> None:
         self._sync_entities(snap.entities)
         poses = {}
         for name, (R, p) in snap.robots.items():
@@ -308,7 +315,6 @@ class Viewer:
         if snap.cameras or snap.lidars:
             scene.update_sensors(snap.cameras, snap.lidars)
         scene.update_status(snap.time, snap.rtf, snap.status)
-        self._drawn_seq = snap.seq
 
     def _sync_entities(self, entities) -> None:
         """Draw entities that appeared since the last frame (spawn), remove those gone."""
@@ -342,7 +348,35 @@ class Viewer:
         self._reset_requested = True
 
     def _on_rtf(self, rtf: float):
-        self.rtf = 0.0 if rtf <= 0.0 else min(max(float(rtf), MIN_RTF), MAX_RTF)
+        if not self._rtf_from_code:
+            self._rtf = _valid_rtf(rtf)
+
+    @property
+    def rtf(self) -> float:
+        """The pacing of run(): simulated seconds per wall second, 0 = as fast as possible
+        (DESIGN.md §8: 0 or [1e-3, 1e3]; a value in between is clamped). Set from code, it
+        moves the page's RTF slider (to its end, 10, for a larger value); the slider sets it."""
+        return self._rtf
+
+    @rtf.setter
+    def rtf(self, value: float) -> None:
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"Viewer.rtf must be a number (0: as fast as possible, or "
+                             f"[{MIN_RTF:g}, {MAX_RTF:g}]), got {value!r}") from None
+        if math.isnan(value) or value < 0.0:
+            raise ValueError(f"Viewer.rtf must be 0 (as fast as possible) or in "
+                             f"[{MIN_RTF:g}, {MAX_RTF:g}], got {value!r}")
+        self._rtf = _valid_rtf(value)
+        slider = self.scene.controls.get("rtf") if self.scene is not None else None
+        if slider is not None:
+            # the slider's own callback would clamp to its range: it ignores this move
+            self._rtf_from_code = True
+            try:
+                slider.value = min(self._rtf, float(slider.max))
+            finally:
+                self._rtf_from_code = False
 
     def pause(self, paused: bool = True) -> None:
         """Pause (or resume) run() from code; the page shows it."""
@@ -424,6 +458,10 @@ class Viewer:
         if control is not None:
             control(sim)
         sim.simulate(dt)
+
+
+def _valid_rtf(rtf: float) -> float:
+    return 0.0 if rtf <= 0.0 else min(max(float(rtf), MIN_RTF), MAX_RTF)
 
 
 def _entities(world):

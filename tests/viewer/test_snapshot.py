@@ -2,6 +2,7 @@
 it, the default view frames the scene exactly (its binding corner at 1 / FRAMING_MARGIN of the
 half-image), the default world's picture decodes at the asked size and is not blank, and
 hostile views and paths are refused with a message."""
+import importlib
 import math
 
 import imageio.v3 as iio
@@ -12,7 +13,9 @@ from hypothesis import strategies as st
 
 import sim_node
 from sim_node.resources import default_world
-from sim_node.viewer import snapshot as snap
+
+# the module (sim_node.viewer.snapshot is the function `snapshot` as the package's attribute)
+snap = importlib.import_module("sim_node.viewer.snapshot")
 from sim_node.viewer.snapshot import View, framing_view, render, snapshot
 
 BOX_CENTRE = np.array([0.3, -0.2, 0.5])      # [m], world

@@ -139,6 +139,30 @@ def test_rtf_slider_paces_simulated_time():
         viewer.close()
 
 
+def test_rtf_set_from_code_moves_the_slider_and_the_slider_sets_it():
+    sim = Simulator(_world())
+    viewer = Viewer(sim, port=0)
+    viewer.rtf = 2.5                          # before show: the slider starts there
+    viewer.show()
+    slider = viewer.scene.controls["rtf"]
+    try:
+        assert slider.value == 2.5
+        viewer.rtf = 0.0
+        assert slider.value == 0.0 and viewer.rtf == 0.0
+        viewer.rtf = 100.0                    # beyond the slider: it shows its end, 10
+        assert slider.value == slider.max == 10.0 and viewer.rtf == 100.0
+        viewer.rtf = 1e-6                     # DESIGN.md §8: [1e-3, 1e3] or 0
+        assert viewer.rtf == 1e-3
+        slider.value = 3.0                    # what moving it in the page does
+        assert viewer.rtf == 3.0
+        for bad in (-1.0, float("nan"), "fast"):
+            with pytest.raises(ValueError, match="Viewer.rtf must be"):
+                viewer.rtf = bad
+        assert viewer.rtf == 3.0 == slider.value
+    finally:
+        viewer.close()
+
+
 def test_run_steps_exactly_duration_with_the_control_callback():
     sim = Simulator(_world())
     viewer = Viewer(sim, port=0)
@@ -341,3 +365,72 @@ def test_camera_frustums_and_lidar_points_of_the_robots_sensors():
         R, p = camera.getTransformWorld()
         np.testing.assert_allclose(frustum.position, p, atol=1e-9)
         assert frustum.fov == pytest.approx(0.8) and frustum.aspect == pytest.approx(32 / 24)
+
+
+def test_world_file_bodies_have_the_cpu_snapshots_colours():
+    """The default world's rigid objects and terrains (read from the yaml here, independently
+    of the loader) are drawn in the colour the CPU snapshot paints them (one rule,
+    sim_node.sim.camera.body_color; the world file gives none): the viser mesh colour is that
+    colour, and the snapshot's pixels of each object are that colour times a grey shading."""
+    import yaml
+
+    from sim_node.resources import default_world
+    from sim_node.sim.camera import PALETTE, TERRAIN_COLOR, Camera
+    from sim_node.viewer.snapshot import framing_view
+
+    path = default_world()
+    spec = yaml.safe_load(path.read_text())
+    world = WorldModel()
+    world.readFile(str(path))
+    sim = Simulator(world)
+    ids = {world.rigidObject(i).getName(): world.rigidObject(i).getID()
+           for i in range(world.numRigidObjects())}
+    assert set(ids) == {o["name"] for o in spec["rigid_objects"]}
+    viewer = Viewer(sim, port=0)
+    viewer.show()
+    try:
+        nodes = viewer.scene.nodes
+        colours = {}
+        for entry in spec["rigid_objects"]:
+            assert "color" not in entry and "color" not in entry["geometry"]
+            name = entry["name"]
+            expected = PALETTE[ids[name] % len(PALETTE)]
+            colours[name] = tuple(nodes[f"/world/{name}/visual/0"].color)
+            assert colours[name] == tuple(round(255 * c) for c in expected), name
+        assert len(set(colours.values())) == len(colours)       # told apart
+        for entry in spec["terrains"]:
+            assert tuple(nodes[f"/world/{entry['name']}/visual/0"].color) == tuple(
+                round(255 * c) for c in TERRAIN_COLOR)
+        # the snapshot's pixels of an object: its colour scaled by the light (one grey factor)
+        view = framing_view(sim, 320, 240)
+        R, t = view.optical_pose()
+        image = Camera(sim, 320, 240, fov_x=view.fov_x, near=view.near,
+                       far=view.far).render(R, t, depth=False, segmentation=True)
+        seen = 0
+        for name, colour in colours.items():
+            pixels = image.rgb[image.segmentation == ids[name]].astype(float)
+            if len(pixels) < 5:
+                continue                  # hidden behind the arm from this view
+            seen += 1
+            c = np.asarray(colour, dtype=float)
+            scale = pixels @ c / (c @ c)
+            np.testing.assert_allclose(pixels, scale[:, None] * c, atol=2.0, err_msg=name)
+        assert seen >= 2
+    finally:
+        viewer.close()
+
+
+def test_the_package_exports_the_viewer_scene_snapshot_and_recorder():
+    """The package's names are the modules' (the function `snapshot` shadows the module of
+    that name as an attribute of the package: the module is sim_node.viewer.snapshot in
+    sys.modules and `from sim_node.viewer.snapshot import ...`)."""
+    import importlib
+
+    import sim_node.viewer as package
+    from sim_node.viewer import scene, video, viewer
+
+    module = importlib.import_module("sim_node.viewer.snapshot")
+    assert (package.Viewer, package.ViewerScene, package.snapshot, package.Recorder) == (
+        viewer.Viewer, scene.ViewerScene, module.snapshot, video.Recorder)
+    assert package.View is module.View
+    assert sorted(package.__all__) == ["Recorder", "View", "Viewer", "ViewerScene", "snapshot"]

@@ -161,9 +161,22 @@ def test_a_contact_arrow_length_scales_with_the_force(scene):
     np.testing.assert_allclose(lengths, 0.01 * forces)
     np.testing.assert_allclose(arrows[:, 0], points)
     np.testing.assert_allclose((arrows[:, 1] - arrows[:, 0]) / lengths[:, None], normals)
-    assert scene.nodes["/world/contacts/forces"].points.shape == (3, 2, 3)
+    handles = [scene.nodes["/world/contacts/points"], scene.nodes["/world/contacts/forces"]]
+    assert handles[1].points.shape == (3, 2, 3)
+    # no contacts: the nodes hide; the next contacts update the same nodes in place (new
+    # count, new values), shown again
     scene.update_contacts(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0))
-    assert "/world/contacts/forces" not in scene.nodes
+    assert not any(h.visible for h in handles) and len(scene.contact_arrows) == 0
+    scene.update_contacts(points[1:] + 0.5, normals[1:], forces[1:])
+    assert [scene.nodes["/world/contacts/points"], scene.nodes["/world/contacts/forces"]] \
+        == handles and all(h.visible for h in handles)
+    np.testing.assert_allclose(handles[0].points, points[1:] + 0.5, rtol=1e-3)  # float16
+    np.testing.assert_allclose(handles[1].points[:, 1],
+                               points[1:] + 0.5 + normals[1:] * 0.01 * forces[1:, None],
+                               rtol=1e-6)
+    assert handles[1].colors.shape in ((3,), (2, 3))
+    scene.show_contacts.value = False
+    assert not any(h.visible for h in handles)
     with pytest.raises(ValueError, match="differ in length"):
         scene.update_contacts(points, normals, forces[:2])
     with pytest.raises(ValueError, match="scale"):
@@ -233,3 +246,83 @@ def test_set_link_color_and_back(scene):
     assert tuple(handle.color) == (255, 0, 0)
     scene.set_link_color("r2d2/head", None)
     assert tuple(handle.color) == original
+
+
+def test_sensors_update_their_nodes_in_place(scene):
+    """A lidar cloud and a camera frustum drawn once keep their viser handles across updates
+    (re-added nodes stall the browsers); points, pose and field of view follow the values."""
+    rng = np.random.default_rng(3)
+    first, second = rng.normal(size=(40, 3)), rng.normal(size=(25, 3))
+    wxyz = (1.0, 0.0, 0.0, 0.0)
+    scene.update_sensors(cameras={"cam": ((0, 0, 1), wxyz, 1.0, 4 / 3)},
+                         lidars={"scan": first})
+    cloud, frustum = scene.nodes["/world/sensors/scan"], scene.nodes["/world/sensors/cam"]
+    turned = (math.cos(0.3), 0.0, 0.0, math.sin(0.3))
+    scene.update_sensors(cameras={"cam": ((1, 2, 3), turned, 0.5, 16 / 9)},
+                         lidars={"scan": second})
+    assert scene.nodes["/world/sensors/scan"] is cloud
+    assert scene.nodes["/world/sensors/cam"] is frustum
+    # viser keeps point clouds in float16 (11-bit mantissa: relative error <= 2^-11)
+    np.testing.assert_allclose(cloud.points, second, rtol=1e-3)
+    assert cloud.colors.shape in ((3,), (25, 3))
+    np.testing.assert_allclose(frustum.position, (1, 2, 3))
+    np.testing.assert_allclose(frustum.wxyz, turned)
+    assert frustum.fov == pytest.approx(0.5) and frustum.aspect == pytest.approx(16 / 9)
+    # the same helper draws any one-colour cloud (the ROS side's scans)
+    path = "/world/sensors/other"
+    handle = scene.set_point_cloud(path, first)
+    assert scene.set_point_cloud(path, second[:3]) is handle is scene.nodes[path]
+    np.testing.assert_allclose(handle.points, second[:3], rtol=1e-3)
+
+
+def test_poses_within_the_tolerance_are_not_sent_again(scene):
+    """update_poses skips a frame that moved less than POSE_TOLERANCE since it was sent (the
+    browsers render a frame per message), and sends any larger move."""
+    from sim_node.viewer.scene import POSE_TOLERANCE
+
+    scene.set_object("box", geo.Box((0.1, 0.1, 0.1)))
+    handle = scene.nodes["/world/box"]
+    identity = (1.0, 0.0, 0.0, 0.0)
+    scene.update_poses({"box": ((0.0, 0.0, 1.0), identity)})
+    scene.update_poses({"box": ((0.5 * POSE_TOLERANCE, 0.0, 1.0), identity)})
+    np.testing.assert_array_equal(handle.position, (0.0, 0.0, 1.0))
+    scene.update_poses({"box": ((3 * POSE_TOLERANCE, 0.0, 1.0), identity)})
+    np.testing.assert_allclose(handle.position, (3 * POSE_TOLERANCE, 0.0, 1.0))
+    # a body drawn again starts afresh: its first pose is sent whatever the last one was
+    scene.set_object("box", geo.Box((0.1, 0.1, 0.1)))
+    scene.update_poses({"box": ((3 * POSE_TOLERANCE, 0.0, 1.0), identity)})
+    np.testing.assert_allclose(scene.nodes["/world/box"].position,
+                               (3 * POSE_TOLERANCE, 0.0, 1.0))
+
+
+def _click(handle):
+    """What viser runs when a page clicks the node: its registered click callbacks, with the
+    event viser makes (viser 1.1.1 has no public server-side way to fire a click)."""
+    from viser._scene_handles import SceneNodePointerEvent
+
+    event = SceneNodePointerEvent(client=None, client_id=0, event="click", target=handle,
+                                  ray_origin=(0.0, 0.0, 5.0), ray_direction=(0.0, 0.0, -1.0),
+                                  screen_pos=(0.5, 0.5), instance_index=None, modifier=None)
+    assert handle._impl.click_cb, f"{handle.name} is not clickable"
+    for entry in handle._impl.click_cb:
+        entry.callback(event)
+
+
+def test_a_click_on_a_body_selects_it_and_shows_its_pose(scene):
+    model = WorldModel().loadRobot(os.path.join(DATA, "r2d2.urdf"))
+    scene.set_robot("r2d2", model)
+    scene.set_object("box", geo.Box((0.1, 0.1, 0.1)))
+    assert scene.selected is None and "click a body" in scene.selection_text.content
+    turned = (math.cos(0.25), 0.0, 0.0, math.sin(0.25))      # 0.5 rad about z
+    scene.update_poses({"r2d2/head": ((0.1, -0.2, 1.25), turned)})
+    _click(scene.nodes["/world/r2d2/head/visual/0"])
+    assert scene.selected == "r2d2/head"
+    text = scene.selection_text.content
+    assert "r2d2/head" in text and "0.100, -0.200, 1.250 m" in text
+    assert f"{math.cos(0.25):.3f}, 0.000, 0.000, {math.sin(0.25):.3f}" in text
+    scene.update_poses({"r2d2/head": ((0.3, -0.2, 1.25), turned)})      # follows the body
+    assert "0.300, -0.200, 1.250 m" in scene.selection_text.content
+    _click(scene.nodes["/world/box/visual/0"])
+    assert scene.selected == "box" and "**selected** box" in scene.selection_text.content
+    scene.remove("box")                               # a removed body is deselected
+    assert scene.selected is None and "click a body" in scene.selection_text.content
