@@ -14,6 +14,7 @@ Arguments (each sets the node parameter of the same name, DESIGN.md §6, except 
                       without the viewer and says why)
     viewer_host       the address it serves on (127.0.0.1: this machine only; 0.0.0.0: every
                       interface)
+    viewer_rate       frames a second it draws at most (15; in (0, 30])
     use_sim_time      true (default): the other nodes of this launch, and those a launch file
                       including this one starts after it, run on the simulation's /clock
 
@@ -44,6 +45,7 @@ NODE_ARGUMENTS = {
     "viewer_port": (int, "8080", "HTTP port of the viewer (0: any free port)"),
     "viewer_host": (str, "127.0.0.1", "address the viewer serves on (0.0.0.0: every "
                     "interface)"),
+    "viewer_rate": (float, "15.0", "frames a second the viewer draws at most, in (0, 30]"),
 }
 USE_SIM_TIME = ("true", "the other nodes of this launch run on the simulation's /clock")
 

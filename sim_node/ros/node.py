@@ -74,6 +74,10 @@ __all__ = ["PHYSICS_DT_BOUNDS", "REAL_TIME_FACTOR_BOUNDS", "SimNode", "StepReque
 # what every robot runs when its world-file entry names no plugins (entry points, plugins/)
 DEFAULT_ROBOT_PLUGINS = ("joint_state_publisher", "joint_commands", "joint_trajectory")
 
+# the node's viewer draws in the node's process (its GIL): 15 frames a second keep an open
+# page's cost to the simulation under 10 % (README "Cost of the viewer"); `sim_node view`, a
+# process of its own, draws at 30
+DEFAULT_VIEWER_RATE = 15.0
 DESCRIPTION_TIMEOUT = 60.0      # [s] of wall time for a robot_description_topic message
 LOCKSTEP_TIMEOUT_MAX = 60.0             # [s] (the simulation thread waits that long at most)
 SNAPSHOT_PERIOD = 1.0                   # [s] of sim time between two kept good states
@@ -324,7 +328,8 @@ class SimNode(Node):
             # a viewer that cannot be served is said once; the simulation runs without it
             try:
                 self.viewer = NodeViewer(self, self._param("viewer_port"),
-                                         self._param("viewer_host"))
+                                         self._param("viewer_host"),
+                                         self._param("viewer_rate"))
             except (ValueError, OSError) as error:
                 self.get_logger().error(f"{getattr(error, 'strerror', None) or error}; the "
                                         f"node runs without its viewer")
@@ -415,6 +420,8 @@ class SimNode(Node):
                 "use: an error, the node runs without its viewer)", True)
         declare("viewer_host", "127.0.0.1", "address the viewer serves on (127.0.0.1: this "
                 "machine only; 0.0.0.0: every interface)", True)
+        declare("viewer_rate", DEFAULT_VIEWER_RATE, "frames a second [Hz of wall time] the "
+                "viewer draws at most, in (0, 30] (README 'Cost of the viewer')", True)
         declare("robot_namespaces", [], "ROBOT=NAMESPACE entries overriding the namespace rule "
                 "(default: the root for a world's only robot, else the robot's name; "
                 "NAMESPACE '/' is the root)", True)

@@ -37,6 +37,9 @@ class NodeViewer:
 
     def __init__(self, node, port: int = DEFAULT_PORT, host: str = "127.0.0.1",
                  rate: float = MAX_RATE):
+        if not 0.0 < rate <= MAX_RATE:      # before anything is served
+            raise ValueError(f"parameter viewer_rate must be in (0, {MAX_RATE:g}] Hz, got "
+                             f"{rate!r}")
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
 

@@ -24,7 +24,7 @@ from node_harness import Client, NodeProcess, REPO, next_domain, ros_env
 LAUNCH_FILE = REPO / "launch" / "sim.launch.py"
 PENDULUM_WORLD = REPO / "data" / "worlds" / "pendulum.yaml"
 DOCUMENTED_ARGUMENTS = {"world", "real_time_factor", "physics_dt", "lockstep", "record",
-                        "viewer", "viewer_port", "viewer_host", "use_sim_time"}
+                        "viewer", "viewer_port", "viewer_host", "viewer_rate", "use_sim_time"}
 TYPES = {"str": str, "float": float, "bool": bool, "int": int}
 
 
@@ -265,7 +265,8 @@ def test_launched_node_runs_with_the_arguments_on_its_own_clock(tmp_path):
 # -- the viewer's parameters -------------------------------------------------------------------
 def test_the_viewer_is_off_and_would_serve_this_machine_on_8080_by_default(node_parameters):
     assert (node_parameters["viewer"], node_parameters["viewer_port"],
-            node_parameters["viewer_host"]) == (False, 8080, "127.0.0.1")
+            node_parameters["viewer_host"], node_parameters["viewer_rate"]) == \
+        (False, 8080, "127.0.0.1", 15.0)
 
 
 def _node_with_viewer(**viewer):
@@ -304,6 +305,18 @@ def test_a_malformed_viewer_host_is_refused_and_the_node_runs_without_its_viewer
     viewer, sim_time = _node_with_viewer(viewer_host=host, viewer_port=0)
     assert viewer is None
     assert sim_time == pytest.approx(0.001)         # one pendulum step: the node runs
+
+
+@pytest.mark.parametrize("rate", [0.0, -1.0, 30.5, float("nan"), float("inf")])
+def test_a_viewer_rate_outside_0_30_hz_is_refused_and_the_node_runs_without_its_viewer(rate):
+    viewer, sim_time = _node_with_viewer(viewer_rate=rate, viewer_port=0)
+    assert viewer is None
+    assert sim_time == pytest.approx(0.001)         # one pendulum step: the node runs
+
+
+def test_the_viewer_draws_at_viewer_rate():
+    viewer, _ = _node_with_viewer(viewer_rate=5.0, viewer_port=0)
+    assert viewer is not None and viewer.drawing.period == pytest.approx(0.2)
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost", "0.0.0.0"])
@@ -346,9 +359,10 @@ def test_an_address_not_of_this_machine_is_an_error_not_a_hang():
 def test_the_launch_file_forwards_the_viewer_arguments_to_the_node():
     tree = _source_tree()
     arguments = _node_arguments(tree)
-    assert {name: arguments[name][:2] for name in ("viewer", "viewer_port", "viewer_host")} == \
+    assert {name: arguments[name][:2] for name in ("viewer", "viewer_port", "viewer_host",
+                                                   "viewer_rate")} == \
         {"viewer": (bool, "false"), "viewer_port": (int, "8080"),
-         "viewer_host": (str, "127.0.0.1")}
+         "viewer_host": (str, "127.0.0.1"), "viewer_rate": (float, "15.0")}
     # each NODE_ARGUMENTS entry becomes a parameter of the Node from its LaunchConfiguration
     [node] = _calls(tree, "Node")
     comprehension = next(n for n in ast.walk(_keywords(node)["parameters"])
