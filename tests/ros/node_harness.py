@@ -8,6 +8,7 @@ services.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -68,6 +69,42 @@ def ros_env(domain: int, base: dict | None = None, **extra) -> dict:
                PYTHONUNBUFFERED="1")
     env.update(extra)
     return env
+
+
+@contextlib.contextmanager
+def in_process_node(world_file=None, **parameters):
+    """A SimNode built in this process (no simulation thread, no executor until asked), alone
+    on this machine on a domain of its own: the world file (None: the node's default world),
+    `parameters` as overrides (default_plugins none unless given; a parameter given as None:
+    the node's default). Stopped, destroyed and its context shut down after."""
+    import pytest
+    from rclpy.parameter import Parameter
+
+    from sim_node.model.world import WorldModel
+    from sim_node.ros.node import SimNode
+
+    domain = next_domain()
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in ros_env(domain).items():
+            patch.setenv(name, value)
+        context = rclpy.Context()
+        rclpy.init(context=context, domain_id=domain)
+        world = None
+        if world_file is not None:
+            world = WorldModel()
+            world.readFile(str(world_file))
+        node = None
+        try:
+            node = SimNode(world=world, context=context, parameter_overrides=[
+                Parameter(name, value=value)
+                for name, value in {"default_plugins": [""], **parameters}.items()
+                if value is not None])
+            yield node
+        finally:
+            if node is not None:
+                node.stop()
+                node.destroy_node()
+            context.try_shutdown()
 
 
 class NodeProcess:

@@ -16,10 +16,8 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
-import rclpy
-from rclpy.parameter import Parameter
 
-from node_harness import Client, NodeProcess, REPO, next_domain, ros_env
+from node_harness import Client, NodeProcess, REPO, in_process_node, next_domain, ros_env
 
 LAUNCH_FILE = REPO / "launch" / "sim.launch.py"
 PENDULUM_WORLD = REPO / "data" / "worlds" / "pendulum.yaml"
@@ -75,27 +73,9 @@ def _convert(text: str, value_type: type):
 def _parameters_of_a_node(overrides: dict) -> dict:
     """The parameters of a SimNode built in this process with these parameter overrides
     (pendulum world, no plugins; no simulation thread, no executor), alone on this machine."""
-    from sim_node.model.world import WorldModel
-    from sim_node.ros.node import SimNode
-
-    domain = next_domain()
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in ros_env(domain).items():
-            patch.setenv(name, value)
-        context = rclpy.Context()
-        rclpy.init(context=context, domain_id=domain)
-        world = WorldModel()
-        world.readFile(PENDULUM_WORLD)
-        node = SimNode(world=world, context=context, parameter_overrides=[
-            Parameter(name, value=value)
-            for name, value in {"default_plugins": [""], **overrides}.items()])
-        try:
-            return {name: parameter.value
-                    for name, parameter in node.get_parameters_by_prefix("").items()}
-        finally:
-            node.stop()
-            node.destroy_node()
-            context.try_shutdown()
+    with in_process_node(PENDULUM_WORLD, **overrides) as node:
+        return {name: parameter.value
+                for name, parameter in node.get_parameters_by_prefix("").items()}
 
 
 @pytest.fixture(scope="module")
@@ -272,27 +252,9 @@ def test_the_viewer_is_off_and_would_serve_this_machine_on_8080_by_default(node_
 def _node_with_viewer(**viewer):
     """(node.viewer, node.sim.getTime() after one step) of a node started with viewer:=true
     and these parameters, in this process."""
-    from sim_node.model.world import WorldModel
-    from sim_node.ros.node import SimNode
-
-    domain = next_domain()
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in ros_env(domain).items():
-            patch.setenv(name, value)
-        context = rclpy.Context()
-        rclpy.init(context=context, domain_id=domain)
-        world = WorldModel()
-        world.readFile(PENDULUM_WORLD)
-        node = SimNode(world=world, context=context, parameter_overrides=[
-            Parameter(name, value=value) for name, value in
-            {"default_plugins": [""], "viewer": True, **viewer}.items()])
-        try:
-            node.request_steps(1)
-            return node.viewer, node.sim.getTime()
-        finally:
-            node.stop()
-            node.destroy_node()
-            context.try_shutdown()
+    with in_process_node(PENDULUM_WORLD, viewer=True, **viewer) as node:
+        node.request_steps(1)
+        return node.viewer, node.sim.getTime()
 
 
 @pytest.mark.parametrize("host", ["not a host", "300.1.1.1", "", "a..b", "-x"])

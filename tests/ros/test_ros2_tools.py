@@ -19,7 +19,6 @@ from __future__ import annotations
 import time
 
 import pytest
-import rclpy
 import yaml
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.msg import Parameter as ParameterMsg
@@ -32,7 +31,8 @@ from simulation_interfaces.action import SimulateSteps
 from simulation_interfaces.msg import Result
 from simulation_interfaces.srv import StepSimulation
 
-from node_harness import DEEP, NO_PLUGINS, REPO, Client, NodeProcess, next_domain, ns, ros_env
+from node_harness import (DEEP, NO_PLUGINS, REPO, Client, NodeProcess, in_process_node,
+                          next_domain, ns)
 
 pytestmark = [pytest.mark.ros,
               pytest.mark.filterwarnings("ignore:module 'sre_:DeprecationWarning")]
@@ -144,29 +144,12 @@ def test_start_time_parameters_are_read_only_and_refused(client):
 ])
 def test_physics_dt_reads_the_world_files_or_the_given_step(tmp_path, given, reads):
     """In this process (the same node class), with the parameter given or not."""
-    from sim_node.model.world import WorldModel
-    from sim_node.ros.node import SimNode
-
-    domain = next_domain()
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in ros_env(domain).items():
-            patch.setenv(name, value)
-        context = rclpy.Context()
-        rclpy.init(context=context, domain_id=domain)
-        world = WorldModel()
-        world.readFile(world_with_step(tmp_path, WORLD_DT))
-        overrides = [Parameter("default_plugins", value=NO_PLUGINS)]
-        if given is not None:
-            overrides.append(Parameter("physics_dt", value=given))
-        node = SimNode(world=world, context=context, parameter_overrides=overrides)
-        try:
-            assert node.get_parameter("physics_dt").value == reads
-            assert node.physics_dt == reads
-            assert node.get_parameter("default_plugins").type_ == Parameter.Type.STRING_ARRAY
-        finally:
-            node.stop()
-            node.destroy_node()
-            context.try_shutdown()
+    given = {} if given is None else {"physics_dt": given}
+    with in_process_node(world_with_step(tmp_path, WORLD_DT), default_plugins=NO_PLUGINS,
+                         **given) as node:
+        assert node.get_parameter("physics_dt").value == reads
+        assert node.physics_dt == reads
+        assert node.get_parameter("default_plugins").type_ == Parameter.Type.STRING_ARRAY
 
 
 # -- simulate_steps feedback ---------------------------------------------------------------------

@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "viewer"))
 
 from headless_browser import (browser_session, click_button, distinct_colours,  # noqa: E402
                               scene_node_names, screenshot_rgb, triangles_drawn, wait_until)
-from node_harness import DEEP, REPO, Client, NodeProcess, next_domain, ns, ros_env  # noqa: E402
+from node_harness import (DEEP, REPO, Client, NodeProcess, in_process_node,  # noqa: E402
+                          next_domain, ns, ros_env)
 
 import sim_node  # noqa: E402
 from sim_node.resources import default_world  # noqa: E402
@@ -212,53 +213,38 @@ def test_the_node_viewer_poses_every_body_where_the_simulator_had_it():
     viewer shows the state of t = 19 ms (the objects, released 5 mm above the table, and the
     mobile base still falling: ~0.2 mm per step), link for link as the simulator had it."""
     import numpy as np
-    import rclpy
-    from rclpy.parameter import Parameter
 
-    from sim_node.ros.node import SimNode
     from sim_node.viewer.scene import wxyz_of_matrix
 
-    domain = next_domain()
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in ros_env(domain).items():
-            patch.setenv(name, value)
-        context = rclpy.Context()
-        rclpy.init(context=context, domain_id=domain)
-        node = SimNode(context=context, parameter_overrides=[
-            Parameter("viewer", value=True), Parameter("viewer_port", value=0)])
-        try:
-            world, sim = node.world, node.sim
-            start = sim.getRigidObjectTransforms()[1].copy()
-            node.request_steps(19)
-            links = [sim.getLinkTransforms(r) for r in range(world.numRobots())]
-            objects = sim.getRigidObjectTransforms()
-            assert np.abs(objects[1] - start).max() > 1e-3     # they moved
-            viewer = node.viewer
-            viewer.idle_without_pages = False           # no browser here
-            drawn = viewer.ros_scene.drawn
-            node.request_steps(1)
-            wait_until(lambda: viewer.ros_scene.drawn > drawn + 1, 30,
-                       what="the viewer drawing the published state")
-            for r in range(world.numRobots()):
-                robot = world.robot(r)
-                R, t = links[r]
-                for i, link in enumerate(robot.links()):
-                    handle = viewer.scene.nodes.get(f"/world/{robot.getName()}/{link.getName()}")
-                    assert handle is not None, f"{robot.getName()}/{link.getName()} not drawn"
-                    np.testing.assert_allclose(handle.position, t[i], atol=1e-6)
-                    assert abs(np.dot(handle.wxyz, wxyz_of_matrix(R[i]))) == \
-                        pytest.approx(1.0, abs=1e-6)
-            for i in range(world.numRigidObjects()):
-                handle = viewer.scene.nodes[f"/world/{world.rigidObject(i).getName()}"]
-                np.testing.assert_allclose(handle.position, objects[1][i], atol=1e-6)
-                assert abs(np.dot(handle.wxyz, wxyz_of_matrix(objects[0][i]))) == \
+    with in_process_node(None, default_plugins=None, viewer=True, viewer_port=0) as node:
+        world, sim = node.world, node.sim
+        start = sim.getRigidObjectTransforms()[1].copy()
+        node.request_steps(19)
+        links = [sim.getLinkTransforms(r) for r in range(world.numRobots())]
+        objects = sim.getRigidObjectTransforms()
+        assert np.abs(objects[1] - start).max() > 1e-3     # they moved
+        viewer = node.viewer
+        viewer.idle_without_pages = False           # no browser here
+        drawn = viewer.ros_scene.drawn
+        node.request_steps(1)
+        wait_until(lambda: viewer.ros_scene.drawn > drawn + 1, 30,
+                   what="the viewer drawing the published state")
+        for r in range(world.numRobots()):
+            robot = world.robot(r)
+            R, t = links[r]
+            for i, link in enumerate(robot.links()):
+                handle = viewer.scene.nodes.get(f"/world/{robot.getName()}/{link.getName()}")
+                assert handle is not None, f"{robot.getName()}/{link.getName()} not drawn"
+                np.testing.assert_allclose(handle.position, t[i], atol=1e-6)
+                assert abs(np.dot(handle.wxyz, wxyz_of_matrix(R[i]))) == \
                     pytest.approx(1.0, abs=1e-6)
-            assert "**sim time** 0.019 s" in viewer.scene.status_text.content
-            # the camera's frustum at its optical frame, which the camera plugin published on
-            # /tf_static before the viewer existed
-            wait_until(lambda: "/world/sensors/arm_camera_camera_info" in viewer.scene.nodes,
-                       30, what="the camera's frustum")
-        finally:
-            node.stop()
-            node.destroy_node()
-            context.try_shutdown()
+        for i in range(world.numRigidObjects()):
+            handle = viewer.scene.nodes[f"/world/{world.rigidObject(i).getName()}"]
+            np.testing.assert_allclose(handle.position, objects[1][i], atol=1e-6)
+            assert abs(np.dot(handle.wxyz, wxyz_of_matrix(objects[0][i]))) == \
+                pytest.approx(1.0, abs=1e-6)
+        assert "**sim time** 0.019 s" in viewer.scene.status_text.content
+        # the camera's frustum at its optical frame, which the camera plugin published on
+        # /tf_static before the viewer existed
+        wait_until(lambda: "/world/sensors/arm_camera_camera_info" in viewer.scene.nodes,
+                   30, what="the camera's frustum")
