@@ -441,7 +441,8 @@ class RosScene:
             if show_frames and _moved(self._sent_frames.get(frame), p[i], wxyz[i], tolerance):
                 frames[frame] = self._sent_frames[frame] = (p[i], wxyz[i])
         if links:
-            self.scene.update_poses(links)
+            # filtered above (exactly at rest): the scene must not filter again
+            self.scene.update_poses(links, tolerance=0.0)
         if frames:
             self.scene.update_frames(frames)
         if not self._camera_set and links:

@@ -316,11 +316,12 @@ class ViewerScene:
         if text != self._selection_sent:
             self._selection_sent = self.selection_text.content = text
 
-    def update_poses(self, poses: dict) -> None:
+    def update_poses(self, poses: dict, tolerance: float = POSE_TOLERANCE) -> None:
         """Move link / object frames: {"robot/link" or "object": (xyz, wxyz)}; unknown names
         are ignored (a body removed while its pose was on the way). A frame within
-        POSE_TOLERANCE of the pose last sent is not sent again (a resting body costs the
-        browsers nothing; viser's own check only drops numerically equal poses)."""
+        `tolerance` of the pose last sent is not sent again (a resting body costs the
+        browsers nothing; viser's own check only drops numerically equal poses); a caller
+        that filters itself passes 0 (sim_node view sends the exact poses once at rest)."""
         sent = self._sent_poses
         with self.server.atomic():
             for key, (xyz, wxyz) in poses.items():
@@ -330,8 +331,8 @@ class ViewerScene:
                 xyz = np.asarray(xyz, dtype=float)
                 wxyz = np.asarray(wxyz, dtype=float)
                 last = sent.get(key)
-                if last is not None and np.max(np.abs(last[0] - xyz)) <= POSE_TOLERANCE \
-                        and np.max(np.abs(last[1] - wxyz)) <= POSE_TOLERANCE:
+                if last is not None and np.max(np.abs(last[0] - xyz)) <= tolerance \
+                        and np.max(np.abs(last[1] - wxyz)) <= tolerance:
                     continue
                 sent[key] = (xyz, wxyz)
                 handle.position = xyz

@@ -219,6 +219,17 @@ def test_a_replayed_stream_poses_the_robot_and_shows_status(scene):
     expected = Rotation.from_rotvec([0, -0.3, 0]).as_quat()
     np.testing.assert_allclose(np.abs(np.dot(link.wxyz, np.roll(expected, 1))), 1.0,
                                atol=1e-6)
+    # while TF streams, a move below the tolerance is not sent; at the first draw without new
+    # TF (paused, the bag's end) the exact pose is (the page must show where the link rests)
+    sent = np.array(link.wxyz)
+    _, moving = _pendulum_stream(-0.3 + 2e-5, 1.75)
+    latest.tf.append(moving)
+    ros_scene.draw()
+    np.testing.assert_array_equal(link.wxyz, sent)
+    ros_scene.draw()
+    exact = np.roll(Rotation.from_rotvec([0, -0.3 + 2e-5, 0]).as_quat(), 1)
+    assert np.abs(np.dot(link.wxyz, exact)) == pytest.approx(1.0, abs=1e-12)
+    assert np.abs(link.wxyz - sent).max() > 1e-6
 
 
 def test_contacts_draw_arrows_of_the_normal_force(scene):

@@ -293,6 +293,10 @@ def test_poses_within_the_tolerance_are_not_sent_again(scene):
     scene.update_poses({"box": ((3 * POSE_TOLERANCE, 0.0, 1.0), identity)})
     np.testing.assert_allclose(scene.nodes["/world/box"].position,
                                (3 * POSE_TOLERANCE, 0.0, 1.0))
+    # tolerance 0 (a caller that filters itself, as sim_node view at rest): any change is sent
+    scene.update_poses({"box": ((3.5 * POSE_TOLERANCE, 0.0, 1.0), identity)}, tolerance=0.0)
+    np.testing.assert_array_equal(scene.nodes["/world/box"].position,
+                                  (3.5 * POSE_TOLERANCE, 0.0, 1.0))
 
 
 def _click(handle):
