@@ -5,9 +5,10 @@ The node hands every message it publishes to `NodeViewer.tap` (on the publishing
 simulation thread for the per-step topics). The tap keeps a reference to the newest message
 of each kind and nothing else: no copy, no deserialization, no lock. The drawing thread reads
 those at most `rate` (the node's viewer_rate, <= MAX_RATE) times a second of wall time and
-draws them; the simulation never waits for it. Bodies are drawn from the node's own models (every visual mesh, objects and terrains
-included), taken when the node publishes /tf_static: at start and after every spawn, delete
-and reset, on the thread that changed the world.
+draws them; the simulation never waits for it. Bodies are drawn from the node's own models
+(every visual mesh, objects and terrains included), taken when the node publishes
+/tf_static: at start and after every spawn, delete and reset, on the thread that changed the
+world.
 
 The buttons and the RTF slider call the node's services and real_time_factor parameter from a
 client node of the viewer (`sim_viewer`, its own executor thread), as `sim_node view` does.
