@@ -238,9 +238,13 @@ class Client:
         self._thread.join(timeout=30)
         if self._thread.is_alive():
             raise RuntimeError("the test client's spinning thread did not stop within 30 s")
+        # the context (its DDS participant) first, as before: its readers leave the node's
+        # writers at once (a node at real_time_factor 0 publishing to a reader that stopped
+        # taking its messages did not stop on SIGINT within 10 s otherwise, once in a
+        # clean-clone run)
+        self.context.try_shutdown()
         self.executor.shutdown()
         self.node.destroy_node()
-        self.context.try_shutdown()
 
 
 # -- shared by the node tests -----------------------------------------------------------------
